@@ -1,0 +1,55 @@
+"""User forms (bench.user_forms): sums as numpy and scipy users write them, through
+compiled kernels, against `A.sum()`, `a.sum()`, `a.sum(axis=1)` and a min-plus matvec
+in numpy (issue 39; lower.schedule.flat_walks and counted_sums). The sparse A of
+bench.user_forms' Data (scikit-fem's P1 Laplacian) as the scipy csr matrix and as an
+ep.Tensor; its dense n×n `a` and new vectors `v`. bench.user_forms runs these after its
+own cases (CASES here, appended there).
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+import etchpy as ep
+
+from bench.user_forms_layouts import registrar
+
+i, j = ep.indices("i j")
+A_, M_, x_ = ep.tensor("A", 2, format="csr"), ep.tensor("M", 2), ep.tensor("x", 1)
+SPARSE_TOTAL = ep.compile(ep.sum(i, ep.sum(j, A_[i, j])))
+TOTAL, ROWSUMS = ep.compile(ep.sum(i, ep.sum(j, M_[i, j]))), ep.compile(ep.sum(j, M_[i, j]))
+MINPLUS = ep.compile(ep.sum(j, M_[i, j] * x_[j]), semiring="min_plus")
+CASES = []                  # (name, peer label, make(data) -> (ours, peer, same))
+case = registrar(CASES)
+
+
+def _total(name, prep):
+    @case(f"A.sum() as Σij A, {name}", "A.sum()")
+    def make(d):
+        A = prep(d.A)
+        return (lambda: SPARSE_TOTAL(A=A)), d.A.sum, None
+
+
+_total("scipy csr", lambda A: A)
+_total("an ep.Tensor of A", lambda A: ep.Tensor.from_scipy(A, "csr"))
+
+
+@case("dense sum Σij a", "a.sum()")
+def _(d):
+    a = d.a
+    return (lambda: TOTAL(M=a)), a.sum, None
+
+
+@case("dense row sums Σj a", "a.sum(axis=1)")
+def _(d):
+    a = d.a
+    return (lambda: ROWSUMS(M=a)), (lambda: a.sum(axis=1)), None
+
+
+@case("dense min-plus matvec, new v", "(a + v).min(axis=1)")
+def _(d):
+    a, rng = d.a, np.random.default_rng(d.n)
+    vs = [rng.random(d.n) for _ in range(4)]
+    nv, pv = itertools.cycle(vs).__next__, itertools.cycle(vs).__next__
+    return (lambda: MINPLUS(M=a, x=nv())), (lambda: (a + pv()).min(axis=1)), None
