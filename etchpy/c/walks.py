@@ -52,7 +52,8 @@ def gather_sum(printer, s: imp.GatherSum, depth: int, indent: str) -> str:
     ep_gather_clamped where its coordinates' maximum is tested after the program; x NULL
     for a plain sum, no `dense`)."""
     pad = indent * depth
-    check = f"1, {s.dim}, &{s.error}" if s.dim else "0, -1, NULL"
+    flags = (1 if s.dim else 0) | (2 if s.square else 0)      # checked; each value squared
+    check = f"{flags}, {s.dim}, &{s.error}" if s.dim else f"{flags}, -1, NULL"
     name, ops = "ep_gather_sum", ""
     if s.lanes_max:             # masked lanes, their maximum tested after the program
         name, check = "ep_gather_clamped", f"{s.dim}, &{s.lanes_max}"

@@ -54,7 +54,9 @@ class GatherSum:
     blocks' pass tested dim != 0 first: lower.schedule.segment_checks), C's
     lanes read x at such a coordinate clamped into [0, dim) instead, keep the
     unsigned maximum of the coordinates in `lanes_max`, and the kernel sets
-    `error` after its program when that is dim or more (c.render.function_body)."""
+    `error` after its program when that is dim or more (c.render.function_body).
+    With `square` (no `dense`, ops ("+", "*"), no `lanes_max`), each value times
+    itself: acc + Σ vals[p]·vals[p] (a product of an access with itself)."""
     acc: str
     q: str
     end: str
@@ -67,6 +69,7 @@ class GatherSum:
     error: str | None = None
     ops: tuple = ("+", "*")
     lanes_max: str | None = None
+    square: bool = False
 
 
 @dataclass(frozen=True)

@@ -132,6 +132,8 @@ class Lowerer:
                 return self.access(e, levels)
             case Lit(v, _):
                 return self.replicate_over(levels, Const(self.sr.literal(v), "value"))
+            case Mul(a, b) if a == b and isinstance(a, Access):     # x ⊗ x: one walk
+                return map_leaf(lambda x: Ring("mul", x, x), self.lower(a, levels))
             case Mul(a, b):
                 choices = self.algorithms.intersections(e) if self.algorithms else None
                 return mul(self.names, self.sr, self.tuning, self.lower(a, levels),

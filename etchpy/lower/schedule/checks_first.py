@@ -161,6 +161,20 @@ def gathered(loop: While, crd: str, vals: str):
     return None
 
 
+def squared(loop: While, crd: str, vals: str):
+    """(acc, q, e, None) when `loop` is `while (q < e) { acc := acc + vals[q] *
+    vals[q]; q := q + 1 }` (a product of an access with itself: streams.from_expr),
+    else None: gather_sums' lanes with each value squared (GatherSum.square)."""
+    if (walk := _steps(loop, 1)) is None:
+        return None
+    q, e, stmts = walk
+    match stmts[0]:
+        case Assign(acc, Ring("add", Var(a), Ring("mul", Load(v, Var(at)), Load(w, Var(bt))))) if (
+                a == acc and acc != q and v == w == vals and at == bt == q and vals != crd):
+            return acc, q, e, None
+    return None
+
+
 def summed(loop: While, crd: str, vals: str):
     """(acc, q, e, None) when `loop` is `while (q < e) { acc := acc ⊕ vals[q]; q :=
     q + 1 }` (prefetches and opaque marks around it; its checks, when fused,

@@ -352,7 +352,7 @@ def _rewrite(node, lv: Level, err: str, names: imp.Names):
             if lv.first:        # its block's pass tested its coordinates: lanes unchecked
                 return seq(guard, replace(node, fallback=rest))
             lanes = lv.lanes if lv.bad is not None and lv.ahead and node.ops == ("+", "*") \
-                else None       # ahead: measured so (ep_gather_clamped masks its lanes)
+                and not node.square else None   # ahead: measured so (ep_gather_clamped masks)
             return seq(guard, replace(node, fallback=rest, dim=lv.dim, error=err, lanes_max=lanes))
         case Seq(stmts):
             return Seq(tuple(_rewrite(s, lv, err, names) for s in stmts))

@@ -22,7 +22,7 @@ import numpy as np
 from ... import host_facts, imp
 from ...imp import (Assign, Bin, GatherPick, GatherSum, Load, Opaque, Prefetch, Ring, Seq, Var,
                     While, or_, seq)
-from .checks_first import gathered, summed
+from .checks_first import gathered, squared, summed
 from .fused_checks import candidates, program_names
 
 
@@ -76,14 +76,26 @@ def run(prog, semiring, tuning):
 
 def _rewrite(node, lv, pick: str, ops: tuple, plain: bool):
     def lanes(loop, found):
-        acc, q, e, dense = found
-        return GatherSum(acc, q, e, lv.vals, lv.crd, dense, loop, pick, ops=ops)
-    matched = _gathered_or_summed if plain else gathered
+        acc, q, e, dense, square = found
+        if square and ops != ("+", "*"):     # (the lanes square under + and * alone)
+            return loop
+        return GatherSum(acc, q, e, lv.vals, lv.crd, dense, loop, pick, ops=ops, square=square)
+    matched = _gathered_or_summed if plain else _gathered
     return rewrite_gathered(node, lv, lanes, matched)
 
 
+def _gathered(loop, crd, vals):
+    got = gathered(loop, crd, vals)
+    return None if got is None else (*got, False)
+
+
 def _gathered_or_summed(loop, crd, vals):
-    return gathered(loop, crd, vals) or summed(loop, crd, vals)
+    """(acc, q, e, dense, squared?) of a gathered, plain or squared sum's walk."""
+    got = gathered(loop, crd, vals) or summed(loop, crd, vals)
+    if got is not None:
+        return (*got, False)
+    got = squared(loop, crd, vals)
+    return None if got is None else (*got, True)
 
 
 def rewrite_gathered(node, lv, change, matched=gathered):

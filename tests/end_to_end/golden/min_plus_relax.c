@@ -281,7 +281,9 @@ static inline double ep_lanes_sum_pd(__m512d s)
 }
 #define EP_LANES_SUM(s) ep_lanes_sum_pd(s)
 /* x NULL (a constant at the call: imp.GatherSum without `dense`, a plain sum of
- * the values, row sums) gathers nothing: the lanes add the values alone. */
+ * the values, row sums) gathers nothing: the lanes add the values alone, or each
+ * value times itself where `checked` has bit 2 (imp.GatherSum.square); its bit 1
+ * asks for the coordinates' test. */
 static inline ep_val_t ep_gather_sum(ep_val_t acc, int64_t q, int64_t e,
                                      const ep_val_t *restrict v, const ep_idx_t *restrict crd,
                                      const ep_val_t *restrict x, const int checked, int64_t dim,
@@ -290,24 +292,45 @@ static inline ep_val_t ep_gather_sum(ep_val_t acc, int64_t q, int64_t e,
     const ep_gather_lim_t lim = EP_GATHER_LIM(dim);
     (void)mode;
     EP_LANES s = EP_LANES_ZERO;
+    if (!x) {       /* no gather: four chains of lanes, not one (a flat walk's one segment) */
+        EP_LANES s1 = EP_LANES_ZERO, s2 = EP_LANES_ZERO, s3 = EP_LANES_ZERO;
+        for (; q + 32 <= e; q += 32) {
+            if ((checked & 1) && (EP_GATHER_OUT8(EP_GATHER_LOAD8(crd + q), lim)
+                                  | EP_GATHER_OUT8(EP_GATHER_LOAD8(crd + q + 8), lim)
+                                  | EP_GATHER_OUT8(EP_GATHER_LOAD8(crd + q + 16), lim)
+                                  | EP_GATHER_OUT8(EP_GATHER_LOAD8(crd + q + 24), lim))) {
+                *err = 4;
+                return acc;
+            }
+            const EP_LANES a0 = EP_LANES_LOAD(v + q), a1 = EP_LANES_LOAD(v + q + 8);
+            const EP_LANES a2 = EP_LANES_LOAD(v + q + 16), a3 = EP_LANES_LOAD(v + q + 24);
+            s = (checked & 2) ? EP_LANES_FMA(a0, a0, s) : EP_LANES_ADD(a0, s);
+            s1 = (checked & 2) ? EP_LANES_FMA(a1, a1, s1) : EP_LANES_ADD(a1, s1);
+            s2 = (checked & 2) ? EP_LANES_FMA(a2, a2, s2) : EP_LANES_ADD(a2, s2);
+            s3 = (checked & 2) ? EP_LANES_FMA(a3, a3, s3) : EP_LANES_ADD(a3, s3);
+        }
+        s = EP_LANES_ADD(EP_LANES_ADD(s, s1), EP_LANES_ADD(s2, s3));
+    }
     for (; q + 8 <= e; q += 8) {
         const __typeof__(EP_GATHER_LOAD8(crd)) c = EP_GATHER_LOAD8(crd + q);
-        if (checked && EP_GATHER_OUT8(c, lim)) {
+        if ((checked & 1) && EP_GATHER_OUT8(c, lim)) {
             *err = 4;
             return acc;
         }
-        s = x ? EP_LANES_FMA(EP_LANES_LOAD(v + q), EP_GATHER_X8(c, x), s)
-              : EP_LANES_ADD(EP_LANES_LOAD(v + q), s);
+        const EP_LANES a = EP_LANES_LOAD(v + q);
+        s = x ? EP_LANES_FMA(a, EP_GATHER_X8(c, x), s)
+              : (checked & 2) ? EP_LANES_FMA(a, a, s) : EP_LANES_ADD(a, s);
     }
     if (q < e) {
         const __mmask8 m = (__mmask8)((1u << (e - q)) - 1u);
         const __typeof__(EP_GATHER_LOADM(m, crd)) c = EP_GATHER_LOADM(m, crd + q);
-        if (checked && EP_GATHER_OUTM(m, c, lim)) {
+        if ((checked & 1) && EP_GATHER_OUTM(m, c, lim)) {
             *err = 4;
             return acc;
         }
-        s = x ? EP_LANES_FMA(EP_LANES_LOADM(m, v + q), EP_GATHER_XM(m, c, x), s)
-              : EP_LANES_ADD(EP_LANES_LOADM(m, v + q), s);
+        const EP_LANES a = EP_LANES_LOADM(m, v + q);
+        s = x ? EP_LANES_FMA(a, EP_GATHER_XM(m, c, x), s)
+              : (checked & 2) ? EP_LANES_FMA(a, a, s) : EP_LANES_ADD(a, s);
     }
     return acc + EP_LANES_SUM(s);
 }
