@@ -350,6 +350,6 @@ def _einsum_new(spec, operands, key, dot_key, semiring, output, backend, tuning)
     call = einsum_calls.numpy_call(spec, parts, operands, semiring, output, tuning) or \
         einsum_calls.matmul_call(parts, operands, semiring, output, tuning) or \
         einsum_calls.KernelCall(partial(compile, parts.expr, semiring=semiring, output=output,
-                                        out_indices=parts.out, tuning=tuning), parts.tensors)
+                                        out_indices=parts.out, tuning=tuning), parts.at)
     _einsum_calls.put(key, call, semiring, output, tuning, dot_key=dot_key)
     return call(*operands)

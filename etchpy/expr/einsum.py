@@ -69,6 +69,7 @@ class Einsum(NamedTuple):
     out: tuple[Index, ...]
     tensors: dict[str, object]
     names: tuple[tuple[str, ...], ...]
+    at: tuple[str, ...] = ()    # the tensor name of each operand, in order (`_product`)
 
 
 def einsum_expr(spec: str, operands: list) -> tuple[Expr, tuple[Index, ...], dict[str, object]]:
@@ -108,13 +109,13 @@ def einsum_parts(spec: str, operands: list) -> Einsum:
         counts = Counter(c for term in terms for c, _ in term if c != ELLIPSIS)
         out_names = [f"e{d}" for d in range(n_ell)] + sorted(
             c for c, n in counts.items() if n == 1)
-    product, tensors = _product(spec, ops, operands)
+    product, tensors, at = _product(spec, ops, operands)
     order = list(dict.fromkeys(n for op in ops for n in op.names))
     order.sort(key=lambda n: n.startswith("b") and len(n) > 1)     # broadcast last
     summed = tuple(Index(n) for n in order if n not in out_names)
     expr = ex.sum(summed, product) if summed else product
     return Einsum(expr, tuple(Index(c) for c in out_names), tensors,
-                  tuple(tuple(op.names) for op in ops))
+                  tuple(tuple(op.names) for op in ops), at)
 
 
 def _terms(spec: str, lhs_end: int) -> tuple[list[list[Item]], list[int]]:
@@ -256,24 +257,42 @@ def _output_names(spec: str, arrow: int, terms: list[list[Item]], n_ell: int) ->
     return out
 
 
-def _product(spec: str, ops: list[_Operand], operands: list) -> tuple[Expr, dict[str, object]]:
-    """T0[...] * T1[...] * ..., and the operands by tensor name."""
+def _product(spec: str, ops: list[_Operand], operands: list):
+    """(T0[...] * T1[...] * ..., the operands by tensor name, each operand's name). A
+    sparse operand that is an earlier one's object, read in its layout, is that
+    operand's tensor again (`same_sparse`): A[i,j]·A[i,j] is then one walk."""
     tensors: dict[str, object] = {}
     product: Expr | None = None
     formats = _walkable([op.names for op in ops], [_infer_format(x) for x in operands])
+    at, made = [], []
     for op, x, fmt in zip(ops, operands, formats):
-        name = f"T{op.k}"
+        k = same_sparse(operands, op.k)
+        name = f"T{k}"
         try:
-            tv = TensorVar(name, len(op.names), fmt)
+            tv = made[k] if k != op.k and formats[k] == fmt else TensorVar(
+                name := f"T{op.k}", len(op.names), fmt)
         except FormatError as e:
             raise FrontendFormatError(f"operand {op.k} ({e})", spec,
                                       op.term[0][1] if op.term else None) from e
+        made.append(tv)
+        at.append(name)
         acc = tv[tuple(Index(n) for n in op.names)]
         product = acc if product is None else product * acc
         tensors[name] = x
     if product is None:
         raise FrontendError("einsum needs at least one operand", spec, None)
-    return product, tensors
+    return product, tensors, tuple(at)
+
+
+def same_sparse(operands, k: int) -> int:
+    """The first position of operand k's object among the operands when it is a
+    sparse array (scipy or pydata, an ep.Tensor) seen before, else k. Part of an
+    einsum call's key (runtime.einsum_calls), so that a kernel made for one
+    operand read twice is never run on two."""
+    x = operands[k]
+    if type(x).__module__.startswith("numpy") or not hasattr(x, "format"):
+        return k
+    return next((m for m in range(k) if operands[m] is x), k)
 
 
 def _walkable(names: list[list[str]], formats: list) -> list:

@@ -54,6 +54,7 @@ from . import build, fixed_calls, matmul
 from .call_plans import MISS
 from .tensor import Tensor
 from .. import tuning as tuning_
+from ..expr.einsum import same_sparse
 from ..semiring import Semiring, semirings
 
 __all__ = ["Calls", "KernelCall", "einsum_key", "matmul_call", "numpy_call", "plain_key"]
@@ -89,14 +90,16 @@ def plain_key(spec, operands):
 
 
 def _with_operands(key: list, operands):
-    for x in operands:
+    """key and each operand's kind, dtype and shape; a sparse one's also the first
+    position of its object (expr.einsum.same_sparse: read twice, one tensor)."""
+    for k, x in enumerate(operands):
         kind = type(x)
         if kind is np.ndarray:
             key += (x.dtype, x.shape)
         elif kind is Tensor:
-            key.append((kind, x.format, x.dtype, x.shape))
+            key.append((kind, x.format, x.dtype, x.shape, same_sparse(operands, k)))
         elif kind.__module__.startswith("scipy.sparse") and hasattr(x, "format"):
-            key.append((kind, x.dtype, x.shape))
+            key.append((kind, x.dtype, x.shape, same_sparse(operands, k)))
         else:
             return None
     return tuple(key)

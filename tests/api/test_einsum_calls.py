@@ -348,3 +348,31 @@ def test_strided_operands_give_numpys_product(limit):
             for _ in range(2):
                 assert np.allclose(ep.einsum(spec, x, y), want, rtol=1e-3)
                 assert np.allclose(ep.einsum(spec, x, y, tuning=tuned), want, rtol=1e-3)
+
+
+
+@pytest.mark.parametrize("kind", ["csr", "csc", "coo", "tensor"])
+def test_one_sparse_operand_given_twice_is_one_tensor_and_keyed_so(kind):
+    """ep.einsum("ij,ij->", A, A): the same sparse object twice is one tensor, read
+    once (its product with itself one walk); the same spec on two objects, then on
+    the first one twice again, each gives its own answer (the key holds which
+    positions share an object)."""
+    A = sp.random_array((30, 30), density=0.2, random_state=3, format="csr")
+    A2 = A.copy()
+    A2.data = A2.data * 3
+    wrap = ((lambda M: ep.Tensor.from_scipy(M, "csr")) if kind == "tensor"
+            else (lambda M: M.asformat(kind)))
+    a, a2 = wrap(A), wrap(A2)
+    parts = einsum_parts("ij,ij->", [a, a])
+    assert parts.at == ("T0", "T0") and set(parts.tensors) == {"T0"}
+    assert einsum_parts("ij,ij->", [a, a2]).at == ("T0", "T1")
+    D = A.toarray()
+    for _ in range(2):
+        assert np.isclose(ep.einsum("ij,ij->", a, a), (D * D).sum())
+        assert np.isclose(ep.einsum("ij,ij->", a, a2), 3 * (D * D).sum())
+        assert np.isclose(ep.einsum("ij,ij->", a2, a2), 9 * (D * D).sum())
+        np.testing.assert_allclose(ep.einsum("ij,j,ij->i", a, np.ones(30), a),
+                                   (D * D).sum(axis=1))
+        assert np.isclose(ep.einsum("ij,ji->", a, a), (D * D.T).sum())     # two layouts
+    assert einsum_calls.einsum_key("ij,ij->", (a, a), None, "dense", "c", None) != \
+        einsum_calls.einsum_key("ij,ij->", (a, a2), None, "dense", "c", None)
