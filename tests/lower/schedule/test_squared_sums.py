@@ -59,7 +59,7 @@ def test_squares_answer_as_the_loop_and_numpy(semiring, fmt):
     dtype = np.float32 if semiring == "real32" else np.float64
     for text in texts:
         kerns = [ep.compile(text, formats={"A": fmt}, semiring=semiring, tuning=t)
-                 for t in (None, OFF, "noopt")]
+                 for t in (None, OFF)]
         for name, A in matrices(fmt):
             A = A.astype(dtype)
             C = sp.coo_array(A)
