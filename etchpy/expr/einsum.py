@@ -267,13 +267,15 @@ def _product(spec: str, ops: list[_Operand], operands: list):
     at, made = [], []
     for op, x, fmt in zip(ops, operands, formats):
         k = same_sparse(operands, op.k)
-        name = f"T{k}"
-        try:
-            tv = made[k] if k != op.k and formats[k] == fmt else TensorVar(
-                name := f"T{op.k}", len(op.names), fmt)
-        except FormatError as e:
-            raise FrontendFormatError(f"operand {op.k} ({e})", spec,
-                                      op.term[0][1] if op.term else None) from e
+        if k != op.k and formats[k] == fmt:        # an earlier operand's object again
+            name, tv = f"T{k}", made[k]
+        else:
+            name = f"T{op.k}"
+            try:
+                tv = TensorVar(name, len(op.names), fmt)
+            except FormatError as e:
+                raise FrontendFormatError(f"operand {op.k} ({e})", spec,
+                                          op.term[0][1] if op.term else None) from e
         made.append(tv)
         at.append(name)
         acc = tv[tuple(Index(n) for n in op.names)]

@@ -81,8 +81,7 @@ def test_the_interpreter_runs_the_lanes():
 
 
 def test_the_c_adds_lanes_in_a_balanced_tree():
-    src = pipeline.render_c(ep.compile("s = x[i]").compiled.full()
-                            if hasattr(ep.compile("s = x[i]").compiled, "full")
-                            else ep.compile("s = x[i]").compiled).c
+    c = ep.compile("s = x[i]").compiled
+    src = pipeline.render_c(c.full() if hasattr(c, "full") else c).c
     assert "acc_lane_15 = (acc_lane_15 + x_vals[(i_c + 15)]);" in src
     assert "((acc_lane + acc_lane_1) + (acc_lane_2 + acc_lane_3))" in src
