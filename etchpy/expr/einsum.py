@@ -292,9 +292,11 @@ def same_sparse(operands, k: int) -> int:
     einsum call's key (runtime.einsum_calls), so that a kernel made for one
     operand read twice is never run on two."""
     x = operands[k]
-    if type(x).__module__.startswith("numpy") or not hasattr(x, "format"):
-        return k
-    return next((m for m in range(k) if operands[m] is x), k)
+    for m in range(k):          # (identity first: a call's key pays a loop of `is` only)
+        if operands[m] is x:
+            sparse = not type(x).__module__.startswith("numpy") and hasattr(x, "format")
+            return m if sparse else k
+    return k
 
 
 def _walkable(names: list[list[str]], formats: list) -> list:
