@@ -41,7 +41,7 @@ from ..formats import Bins, Format
 from .bins import is_bins
 from .compare import CompareVar
 from .nodes import COMPARE_PREFIX, Access, Add, Expr, Index, Map, Mul, Sum, TensorVar
-from .sums import member
+from .sums import member, once
 from .walk import map_operands, spine, sum_chain
 
 
@@ -87,7 +87,7 @@ def groups(e: Expr, most: int) -> tuple[tuple[str, ...], ...]:
     out = []
     for fs in _products(e):
         by_key: dict = {}
-        for f in fs:
+        for f in once(fs):
             m = _member(f)
             if m is not None:
                 by_key.setdefault(m[1], []).append(m[0])
@@ -186,7 +186,7 @@ def _fused_product(fs: list, classes: dict, most: int) -> Expr:
         ks = _distinct_bins(fs, ks)
         bins = {fs[k].indices[-1] for k in ks if is_bins(fs[k].tensor)}
         terms = _sum_factors(fs, out, key, cls, classes, bins, most)
-        if len(ks) > 1 or terms is not None:
+        if len(once([fs[k] for k in ks])) > 1 or terms is not None:
             out[ks[0]] = one_walk([fs[k] for k in ks], terms and terms[1], key[0])
             for k in ks[1:] + (terms[0] if terms else []):
                 out[k] = None

@@ -8,6 +8,7 @@ the products' walks is S's walk itself (proofs_notes/shared.md, "Terms").
 
     member(f)                 (input names, key) of an access that may be read
                               over a structure (key: its indices and format)
+    once(fs)                  factors fs, each repeat of a plain access left out
     products(f, most)         f's addends as lists of factors, every product of
                               sums multiplied out; None past `most` products
     common(products, key, cls, classes)
@@ -46,6 +47,20 @@ def member(f: Expr):
     if isinstance(tv, CompareVar) and tv.kind == "bins" and not tv.columns[0][1].is_dense:
         return (tv.source,), (f.indices[:-1], tv.columns[0][1])     # its bins index apart
     return None
+
+
+def once(fs: list) -> list:
+    """fs with each repeat of a plain tensor's access left out: a power of one
+    access (A[i,j]·A[i,j]) is one walk as written (streams.from_expr reads it
+    once and maps its value), not a structure two factors share."""
+    seen, out = set(), []
+    for f in fs:
+        if isinstance(f, Access) and type(f.tensor) is TensorVar:
+            if f in seen:
+                continue
+            seen.add(f)
+        out.append(f)
+    return out
 
 
 def products(f: Expr, most: int) -> list | None:
