@@ -160,8 +160,7 @@ class Tuning:
     plan_casts: bool = True           # ... numpy inputs it casts or copies contiguous too
     scipy_transpose: bool = True      # csr given for csc (or back): scipy's transposition
     adopt_layouts: bool = True        # ... or a kernel planned declaring it so (runtime.adopt)
-    dense_orders: bool = True         # ... a numpy array in Fortran (any permuted) order too
-                                      # (runtime.dense_orders)
+    dense_orders: bool = True         # ... a numpy array in Fortran (any permuted) order too (runtime.dense_orders)
     input_formats: bool = True        # ep.evaluate of a statement: the inputs' own formats
     call_binder: bool = True          # ... made in C where its inputs allow (runtime.binder)
     binder_casts: bool = True         # ... its copy or cast of a strided / other-dtype array too
@@ -169,10 +168,10 @@ class Tuning:
     numpy_einsum: bool = True         # ep.einsum of one numpy operand under (+, ×) is numpy's
     blas_casts: bool = True           # ... of a real product of other dtypes: cast, then matmul
     one_walk: bool = True             # factors over the same index arrays walked once
+    walk_plans: bool = True           # ... a call on the last call's Tensors by a call plan
     apart_first: bool = True          # ... ep.Tensor calls apart: the plan before the walk
     apart_in_c: bool = True           # ... its guard made in C with the binder's plan
-    blas_numpy_first: bool = True     # BLAS kernels call numpy's OpenBLAS, even with scipy's
-                                      # cython_blas imported (runtime.blas)
+    blas_numpy_first: bool = True     # BLAS kernels call numpy's OpenBLAS, even with scipy's cython_blas imported (runtime.blas)
     sink_located: bool = True         # ... a located table's one-child levels read last
     dense_runs: bool = True           # ... a run of summed levels from a dense first level
     defer_written: bool = True        # ... the written form lowered on first need (runtime.deferred)

@@ -127,15 +127,15 @@ def _shape_facts(owner, names, bound, out_shape):
     return tuple(equal), outs
 
 
-def _eligible(owner, kern) -> bool:
+def _eligible(owner, kern, given=False) -> bool:
     """Whether calls of `owner` run by `kern` can have plans: a dense output or a
     sparse one the kernel grows (`_sparse_out`), no implicit tensors but windows
-    (no identities, no comparisons: the parameters are windows' bounds), no iso
-    inputs, no planned conversions."""
+    (no identities, no comparisons: the parameters are windows' bounds) unless
+    `given` (the caller passes them made), no iso inputs, no planned conversions."""
     dense = owner._dense_out and all(
         kind in ("out_dense", "out_zeroed") for _, kind, _, _ in kern._out_slots)
     return ((dense or _sparse_out(owner, kern))
-            and (not owner._identities or windows_only(owner.tensors))
+            and (given or not owner._identities or windows_only(owner.tensors))
             and not owner._iso
             and all(src == name and not conv for name, (src, _, conv) in kern._inputs.items()))
 
@@ -148,13 +148,14 @@ def _sparse_out(owner, kern) -> bool:
             and all(kind in ("out_grown", "out_count") for _, kind, _, _ in kern._out_slots))
 
 
-def make_plan(owner, made: tuple, inputs: dict):
+def make_plan(owner, made: tuple, inputs: dict, given=False):
     """The plan for calls of kernel `owner` on inputs of the kind of `inputs`, which
     a general call just ran successfully as `made` (Kernel._make's tuple); None
     when some input's kind or the kernel is not one plans cover. A window's
-    step (runtime.window_steps) reads its operand and parameters from the call."""
+    step (runtime.window_steps) reads its operand and parameters from the call.
+    `given`: `inputs` are those `made` bound, comparisons made (runtime.walk_plans)."""
     kern, lib, types, function, _, bound, out_shape, idx_dtype, planned = made
-    if not _eligible(owner, kern) or caller_names(bound, owner.tensors) != inputs.keys():
+    if not _eligible(owner, kern, given) or caller_names(bound, owner.tensors) != inputs.keys():
         return None
     # the caller's order (the binder's positional calls keep it), or with windows
     # the kernel's inputs (a window's operand and bounds are read by its step)

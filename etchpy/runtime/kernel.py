@@ -33,6 +33,7 @@ from .last_call import LastCall
 from .call_plans import MISS, CallPlans
 from .window_steps import caller_names
 from .shared import OneWalk, walk_inputs
+from .walk_plans import WalkPlans
 from .deferred import Deferred
 from .identity import has_implicit, user_tensors, with_identities
 from .predicates import parameter_names
@@ -50,7 +51,7 @@ def _partitioned(inputs):
     return None
 
 
-class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
+class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, WalkPlans, Deferred):
     """A compiled expression: call it with the inputs by tensor name.
 
     Made by `ep.compile` (which also caches it in-process). The expression is

@@ -95,7 +95,7 @@ class OneWalk:
         if self.request.tuning.call_plans:
             self._walk_memo = (tuple(inputs), tuple(
                 weakref.ref(v) if type(v) is Tensor else None if n in self._params else
-                (type(v), io_.value_dtype(v)) for n, v in inputs.items()), one, sig)
+                (type(v), io_.value_dtype(v)) for n, v in inputs.items()), one, sig, [])
         return one
 
     def _walk_for(self, walk, inputs: dict, sig: tuple = ()):
@@ -124,7 +124,9 @@ class OneWalk:
         """Call the fused kernel of `one` (from _one_walk) on `inputs`; explain() then
         shows it below the kernel's own (plan, program and c_source stay the
         kernel's own: a caller binds its arguments by them, etchpy.distributed)."""
-        res = run_one_walk(*one, out, inputs)
+        res = self._walk_plan(one, inputs) if out is None else None   # (runtime.walk_plans)
+        if res is None:
+            res = run_one_walk(*one, out, inputs)
         if self._walked is None and not self.from_manifest and self.lowered:
             self._save_manifest()    # a later process restores this kernel (not lowered again;
             # one never lowered is made again unlowered, runtime.deferred)

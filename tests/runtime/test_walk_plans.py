@@ -1,0 +1,98 @@
+"""One-walk calls by call plans (runtime.walk_plans): from the second call on the
+same ep.Tensors, a kernel whose inputs share a structure runs its fused kernel by
+a plan over inputs derived once. Its answers are the general path's and dense
+numpy's; values written in place between calls are read; a layout changed in
+place is refused; other Tensors, a new numpy input each call
+and Tuning.walk_plans off are right too."""
+import functools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import etchpy as ep
+from etchpy.errors import InputError
+
+STATEMENTS = {
+    "s = A[i,j]*B[i,j]": lambda a, b, x: (a * b).sum(),
+    "C[i,j] = A[i,j]*B[i,j]": lambda a, b, x: a * b,
+    "y[i] = A[i,j]*B[i,j]*x[j]": lambda a, b, x: (a * b) @ x,
+    "C[i,j] = A[i,j]+B[i,j]": lambda a, b, x: a + b,
+    "s = A[i,j]": lambda a, b, x: a.sum(),
+}
+
+
+@functools.cache
+def kernel(text, fmt, plans=True):
+    formats = {n: fmt for n in "ABC" if n in text}
+    return ep.compile(text, formats=formats, tuning=ep.Tuning(walk_plans=plans))
+
+
+def tensor(fmt, seed=0, shape=(40, 30)):
+    A = sp.random_array(shape, density=0.2, format="csr", random_state=seed)
+    A.sort_indices()
+    return ep.Tensor.from_scipy(A, fmt) if fmt in ("csr", "csc") else \
+        ep.Tensor.from_coords(np.array(A.tocoo().coords), A.tocoo().data, shape, fmt)
+
+
+def dense(out):
+    return out.toarray() if sp.issparse(out) else np.asarray(
+        out.to_dense() if isinstance(out, ep.Tensor) else out)
+
+
+def args(text, T, x):
+    got = {"A": T}
+    if "B" in text:
+        got["B"] = T
+    if "x" in text:
+        got["x"] = x
+    return got
+
+
+def held(kern):
+    """The plan runtime.walk_plans keeps for the last call's Tensors, or None."""
+    memo = kern.__dict__.get("_walk_memo")
+    return memo[4][-1] if memo is not None and memo[4] and memo[4][-1] else None
+
+
+@pytest.mark.parametrize("fmt", ["csr", "dcsr", "coo"])
+@pytest.mark.parametrize("text", sorted(STATEMENTS))
+def test_planned_calls_agree_with_the_general_path_and_numpy(text, fmt):
+    T, rng = tensor(fmt), np.random.default_rng(1)
+    a = dense(T)
+    kern, off = kernel(text, fmt), kernel(text, fmt, False)
+    for _ in range(4):              # the general call, the plan made, the plan twice
+        x = rng.random(30)          # a new numpy input each call (passed through)
+        want = STATEMENTS[text](a, a, x)
+        np.testing.assert_allclose(dense(kern(**args(text, T, x))), want, rtol=1e-12)
+        np.testing.assert_allclose(dense(off(**args(text, T, x))), want, rtol=1e-12)
+    if "B" in text or fmt != "csr":
+        assert kern._walked is not None and held(kern) is not None
+    assert held(off) is None
+
+
+def test_values_written_in_place_and_other_tensors_are_read():
+    text = "C[i,j] = A[i,j]*B[i,j]"
+    kern = kernel(text, "csr")
+    T = tensor("csr", seed=2)
+    for _ in range(3):
+        kern(A=T, B=T)
+    assert held(kern) is not None
+    T.vals[:] = np.arange(len(T.vals), dtype=float)      # written in place: read
+    np.testing.assert_allclose(dense(kern(A=T, B=T)), dense(T) ** 2)
+    U = tensor("csr", seed=3)
+    for _ in range(3):                                    # other Tensors: their own plan
+        np.testing.assert_allclose(dense(kern(A=U, B=U)), dense(U) ** 2)
+    np.testing.assert_allclose(dense(kern(A=T, B=T)), dense(T) ** 2)
+
+
+def test_a_layout_changed_in_place_is_refused():
+    kern = kernel("s = A[i,j]*B[i,j]", "csr")
+    T = tensor("csr", seed=4)
+    for _ in range(3):
+        kern(A=T, B=T)
+    assert held(kern) is not None
+    v = T.vals
+    v.shape = (len(v) // 2, 2) if len(v) % 2 == 0 else (1, len(v))
+    with pytest.raises(InputError, match="changed in place"):
+        kern(A=T, B=T)
