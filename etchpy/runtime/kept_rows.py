@@ -11,7 +11,9 @@ binding does (predicates._slot: the same numbers, roundings and errors),
 handing back the kept call as it is when they are unchanged, else with a new
 slots array in its C arguments (the kept one is never written: another thread
 may be running it). A kernel with other implicit tensors (identities, ranges
-of codes, windows) is not kept.
+of codes, windows) is not kept, nor one whose value predicates hold onehots
+while it takes parameters (a number of bins per call shapes their binding and
+the output).
 """
 from __future__ import annotations
 
@@ -40,8 +42,8 @@ def rows(kernel, kern, bound: dict, sr):
     runner) with inputs `bound`, or None when it reads no value predicate."""
     preds = [tv for tv in kernel.tensors.values()
              if isinstance(tv, CompareVar) and tv.kind == "value"]
-    if not preds:
-        return None
+    if not preds or kernel._params and any(tv.bins for tv in preds):
+        return None          # (a number of bins given per call shapes the binding: not kept)
     slots = tuple((f"{tv.name}__p", tv, formula.slots(tv.every_test)) for tv in preds
                   if f"{tv.name}__p" in bound)
     kept = {n: bound[n].roles["vals"] for n, _, _ in slots}

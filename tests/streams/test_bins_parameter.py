@@ -49,6 +49,25 @@ def test_the_parameter_reaches_a_relation_walked_once():
         np.testing.assert_array_equal(kern(F=rel["f"].tensor, Q=rel["q"].tensor, nf=nf), want)
 
 
+@pytest.mark.parametrize("levels", [["dense", "compressed"], ["compressed", "compressed"]])
+def test_a_group_by_over_one_relation_follows_each_calls_count(levels):
+    """Kept calls (runtime.kept_rows) are not reused across counts: the same
+    columns with another number of bins bind again (they gave the last call's)."""
+    cols = {"o": np.array([0, 0, 1, 2, 2]), "n": np.array([0, 1, 1, 0, 1]),
+            "f": np.array([0.0, 2, 1, 2, 5]), "q": np.array([1.0, 2, 3, 4, 5])}
+    keys = ep.Keys(np.arange(3), name="k")
+    rel = ep.relation(cols, ["o", "n"], values=["f", "q"], levels=levels,
+                      coding={"o": keys, "n": keys}, name="L")
+    body = ep.onehot(f, rel["f"].var("F")[o, n], "nf") * rel["q"].var("Q")[o, n]
+    kern = ep.compile(ep.sum(n, body), optimize=False)
+    for nf in (3, 2, 6, 6, 1):
+        want = np.zeros((3, nf))
+        for oo, ff, qq in zip(cols["o"], cols["f"], cols["q"]):
+            if ff < nf:
+                want[oo, int(ff)] += qq
+        np.testing.assert_array_equal(kern(F=rel["f"].tensor, Q=rel["q"].tensor, nf=nf), want)
+
+
 @pytest.mark.parametrize("bad", [0, -3, 2.5, True, np.array([3]), "4", None])
 def test_a_bad_count_names_its_parameter(bad):
     kern = ep.compile(ep.sum(c, ep.onehot(k, ep.tensor("Cnt", 1)[c], "nbins")))
