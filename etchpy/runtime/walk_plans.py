@@ -4,15 +4,18 @@ A call whose ep.Tensor inputs share a structure runs runtime.shared's fused
 kernel on inputs derived from the call's: each input read flat as its values
 array, each value predicate as its structure and columns
 (runtime.identity.with_identities), the other inputs as given. Where every
-derived input is one of the call's Tensors, a Tensor's own values array, or an
-input passed through by name, the derived inputs are the same objects for as
-long as the Tensors are the same (their arrays cannot be rebound, and
-Tensor.check_layout refuses a change of dtype, shape or strides in place).
+derived input is one of the call's Tensors, an array over the memory of one of
+their arrays, a Tensor made over such arrays alone, or an input passed through
+by name, and every input but the Tensors is passed through, the derived inputs
+are the same objects for as long as the Tensors are the same (their arrays
+cannot be rebound, and Tensor.check_layout refuses a change of dtype, shape or
+strides in place).
 Then the second call on the same Tensors (runtime.shared's memo) makes a call
 plan of the fused kernel over those inputs (runtime.call_plans, in C where the
 binder covers them), and each later call checks the Tensors' layouts and runs
 it: the one walk costs a plan's call, not a general call's binding. Anything
-else (runs of levels, narrow twins, comparisons' bounds, a plan's miss) takes
+else (runs of levels, narrow twins, a call with a parameter: a comparison's
+bound, a number of bins; a plan's miss) takes
 the general path as before, as do Tensors of more than Tuning.keep_call_bytes in
 all (the plan's inputs hold them, as a kept call does: runtime.last_call). Off:
 Tuning.walk_plans.
@@ -72,8 +75,9 @@ def _planned(one: tuple, inputs: dict):
     own = {id(t) for t in tensors} | {id(_root(a)) for t in tensors for a in _arrays(t)}
     passed = tuple(n for n, v in derived.items() if n in inputs and v is inputs[n]
                    and type(v) is not Tensor)
-    if not all(_stays(v, own) for n, v in derived.items() if n not in passed):
-        return None
+    if any(type(v) is not Tensor and n not in passed for n, v in inputs.items()) or not all(
+            _stays(v, own) for n, v in derived.items() if n not in passed):
+        return None                  # (a parameter, a bins count, shapes what is derived)
     plan = make_plan(kern, kern._make(got, None), derived, given=True)
     if plan is None:
         return None
