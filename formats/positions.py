@@ -15,6 +15,8 @@ identity.
     leaf_start(fmt, levels, p)      the first last-level position under position p
                                     of the first level (a value-keyed order's
                                     search: runtime.keyed)
+    one_segment(fmt)                is a Σ over all its indices one range of positions
+                                    as lowered (lower.schedule.flat_walks)?
 """
 from __future__ import annotations
 
@@ -87,3 +89,13 @@ def leaf_start(fmt, levels, p: int) -> int | None:
             return None
         p = int(arrays["pos"][p])
     return p
+
+
+def one_segment(fmt) -> bool:
+    """Whether a Σ over every index of an access of format `fmt` walks its stored
+    positions as one range, in lanes, once lowered: a level of segments
+    (formats.level `segment_roles`) under one located level, whose rows
+    lower.schedule.flat_walks walks as one segment (Tuning.flat_walks). (A level
+    of segments alone is one segment too, but walked one entry at a time.)"""
+    levels = fmt.levels
+    return len(levels) == 2 and levels[1].segment_roles is not None and levels[0].located

@@ -321,7 +321,8 @@ def _summed(terms, columns: list, at: tuple, first: int) -> tuple:
     return tuple(out), over
 
 
-def flat(e: Expr, names: set, classes: dict | None = None) -> tuple[Expr, dict]:
+def flat(e: Expr, names: set, classes: dict | None = None, plain: set | None = None
+         ) -> tuple[Expr, dict]:
     """(e with each Σ over all the indices of one access, alone, read as a walk
     of its stored positions: Σ_q X'[q], X' the vector of X's stored values;
     {the new index's name: (the names of the indices it replaces, the inputs
@@ -331,14 +332,15 @@ def flat(e: Expr, names: set, classes: dict | None = None) -> tuple[Expr, dict]:
     predicate that reads no coordinate and no located column: its value at a
     stored entry is a function of the position alone (proofs_notes/shared.md);
     a predicate's columns must be over one structure (`classes`: input name ->
-    structure, as for `fused`; None: all one)."""
+    structure, as for `fused`; None: all one); a plain tensor's name must be in
+    `plain` too (None: any)."""
     uses: dict = {}
     for acc in _accesses(e):
         for n in _names(acc.tensor):
             uses[n] = uses.get(n, 0) + 1
     ok = {n for n in names if uses.get(n) == 1}
     merged: dict = {}
-    return _flat(e, ok, merged, classes), merged
+    return _flat(e, (ok, ok if plain is None else ok & plain), merged, classes), merged
 
 
 def _accesses(e: Expr):
@@ -383,7 +385,8 @@ def _flat_access(body: Expr, summed: tuple, ok: set, classes):
     tv = body.tensor
     q = Index("q_" + "_".join(ix.name for ix in body.indices))
     vector = Format.parse("dense", 1)
-    if type(tv) is TensorVar and tv.name in ok:       # (an iso one's stored values: ones)
+    ok, plain = ok
+    if type(tv) is TensorVar and tv.name in plain:    # (an iso one's stored values: ones)
         return Access(TensorVar(tv.name, 1, vector, tv.iso), (q,))
     one = classes is None or len({classes.get(n) for n in _names(tv)} - {None}) == 1 and all(
         n in classes for n in _names(tv))

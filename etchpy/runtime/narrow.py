@@ -15,6 +15,7 @@ Read so by a kernel (Tuning.narrow_compared; runtime.shared's one walk):
                               into an array of its value dtype, kept on t while
                               Tensor.unwritten_mark says nothing wrote its values
     compared_only(tv)         the columns a value predicate only compares with bounds
+    signature(kern, inputs)   the one walk's narrow reads for a call (runtime.shared)
     candidates(req), narrowed_expr(...)   which inputs may be read narrow, and a
                               one-walk expression with its predicates so marked
                               (CompareVar.narrow)
@@ -55,6 +56,7 @@ from ..expr import formula
 from ..expr.compare import CompareVar
 from ..expr.nodes import Access
 from ..expr.walk import accesses, map_operands
+from .tensor import Tensor
 
 DTYPES = (np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32))
 SCALES = (1, 100)
@@ -292,3 +294,26 @@ def read_slots(tv, p) -> list:
     for s, k in slot_columns(tv.every_test, forms):
         out[s] = int(np.asarray(p).view(forms[k][0])[s * forms[k][1]])
     return out
+
+
+def signature(kern, inputs: dict) -> tuple:
+    """((input name, dtype name, scale), ...) of the inputs that kernel `kern`'s one
+    walk may read narrow (Tuning.narrow_compared: columns only compared, of an
+    ep.Tensor with a narrow twin now) under a semiring of float values that allows
+    NaN; () when none (or off)."""
+    names = kern.__dict__.get("_narrow_names")
+    if names is None:
+        names = kern._narrow_names = candidates(kern.request) \
+            if kern.request.tuning.narrow_compared > 0 else ()
+    if not names:
+        return ()
+    sr = kern._semiring_of(inputs)
+    if not sr.allows_nan or sr.dtype.kind != "f":
+        return ()
+    out = []
+    for n in names:
+        t = inputs.get(n)
+        made = twin(t) if type(t) is Tensor and t._vals.ndim == 1 else None
+        if made is not None and fits(made[0], sr.dtype):
+            out.append((n, made[0].dtype.name, made[0].scale))
+    return tuple(out)

@@ -81,7 +81,7 @@ class OneWalk:
         if walk is None or not self._per_signature or inputs.keys() != self._users.keys():
             return None    # (a kernel that runs one plan given, as a worker's shipped one,
             # runs it; the general path words a missing input)
-        sig = narrow_sig(self, walk, inputs)        # (runtime.narrow: () when off)
+        sig = narrow.signature(self, inputs)        # (runtime.narrow: () when off)
         memo = self.__dict__.get("_walk_memo")      # the last call's, for the same Tensors
         if memo is not None and memo[0] == tuple(inputs) and memo[3] == sig:
             for m, v in zip(memo[1], inputs.values()):
@@ -203,16 +203,17 @@ def _rewritten(req, classes_: dict, flats: set, tensors: set, dtype=None):
     values and `tensors` the ep.Tensor inputs (the kernel's own when nothing
     applies); row predicates over Tensors apart read through positions when
     values of `dtype` can hold them (expr.through, Tuning.aligned_in_kernel)."""
-    most = req.tuning.one_walk_terms
+    most, lowered = req.tuning.one_walk_terms, _lowered_flat(req)
     expr = through.marked(req.expr, classes_, tensors, dtype) \
         if req.tuning.aligned_in_kernel and dtype is not None else req.expr
-    expr, merged = shared.flat(shared.fused(expr, classes_, most), flats, classes_)
+    expr, merged = shared.flat(shared.fused(expr, classes_, most), flats, classes_,
+                               flats - lowered)
     order = _order(req.order, {q: old for q, (old, _) in merged.items()})
     read = {n for _, names in merged.values() for n in names}
     if req.tuning.sink_located:
         order = sink.sunk(expr, order, req.out_indices,
                           req.out_format is None or req.out_format.is_dense)
-    expr, runs = collapse.collapse(expr, tensors - read, order, classes_,
+    expr, runs = collapse.collapse(expr, tensors - read - lowered, order, classes_,
                                    req.tuning.dense_runs)
     return expr, _order(order, {q: run[3] for q, run in runs.items()}), merged, runs
 
@@ -230,13 +231,25 @@ def _candidates(req, names: set):
     most = req.tuning.one_walk_terms
     groups = shared.groups(expr, most) + tuple(    # and each comparison's columns
         names_ for a in accesses(expr) if len(names_ := collapse.inputs(a.tensor)) > 1)
-    one, merged = shared.flat(shared.fused(expr, dict.fromkeys(names, 0), most), names)
-    _, runs = collapse.collapse(one, names, _order(req.order, {
+    read = names - _lowered_flat(req)        # (lowering walks the others flat itself)
+    one, merged = shared.flat(shared.fused(expr, dict.fromkeys(names, 0), most), names,
+                              None, read)
+    _, runs = collapse.collapse(one, read, _order(req.order, {
         q: old for q, (old, _) in merged.items()}), dense=req.tuning.dense_runs)
     if not (groups or merged or runs):
         return None
     alone = _rewritten(req, {n: n for n in names}, names, names, req.semiring.dtype)
     return groups, tuple(sorted(names)), alone[:2] == (expr, req.order)
+
+
+def _lowered_flat(req) -> set:
+    """The inputs whose declared format lowering walks flat itself under a Σ over
+    all their indices (formats.positions.one_segment, Tuning.flat_walks): a
+    plain access of one read as its values or as one level would make the same
+    loop behind a one walk's call (a fused product's columns are still read flat:
+    their values multiply in lanes)."""
+    fmts = collapse.declared(req.expr) if req.tuning.flat_walks else {}
+    return {n for n, fmt in fmts.items() if positions.one_segment(fmt)}
 
 
 def _apart(groups: tuple, inputs: dict) -> bool:
@@ -344,29 +357,6 @@ def walk_inputs(read: dict, inputs: dict, kern=None) -> dict:
 
 
 NARROW = "narrow"       # `read`'s mark of an input read as its packed narrow twin
-
-
-def narrow_sig(kern, walk, inputs: dict) -> tuple:
-    """((input name, dtype name, scale), ...) of the inputs that a one-walk kernel
-    may read narrow (Tuning.narrow_compared: columns only compared, of an ep.Tensor
-    with a narrow twin now, runtime.narrow) under a semiring of float values
-    that allows NaN; () when none (or off)."""
-    names = kern.__dict__.get("_narrow_names")
-    if names is None:
-        names = kern._narrow_names = narrow.candidates(kern.request) \
-            if kern.request.tuning.narrow_compared > 0 else ()
-    if not names:
-        return ()
-    sr = kern._semiring_of(inputs)
-    if not sr.allows_nan or sr.dtype.kind != "f":
-        return ()
-    out = []
-    for n in names:
-        t = inputs.get(n)
-        made = narrow.twin(t) if type(t) is Tensor and t._vals.ndim == 1 else None
-        if made is not None and narrow.fits(made[0], sr.dtype):
-            out.append((n, made[0].dtype.name, made[0].scale))
-    return tuple(out)
 
 
 def _collapsed(t: Tensor, runs: tuple, like: Tensor) -> Tensor:

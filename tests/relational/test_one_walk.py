@@ -332,11 +332,10 @@ def test_a_run_through_singleton_levels_is_one_level(rows, t):
 
 
 def test_inputs_of_structures_of_their_own_skip_the_partition():
-    """A kernel that only a shared structure can change (no Σ over all of one
-    access's indices, no run of summed levels) runs as written, without working out
-    the partition, when the Tensors of each group have no level array in common;
-    over one structure it still runs the fused kernel. A dense-only Tensor has no
-    level array to tell by: it is never taken as apart."""
+    """A kernel only a shared structure can change (no flat walk, no run of levels)
+    runs as written, without the partition, when the Tensors of each group have no
+    level array in common; over one structure it runs the fused kernel. A dense-only
+    Tensor has no level array to tell by: it is never taken as apart."""
     rows = [(0, 0, 1, 2, 0), (0, 1, 3, 1, 2), (2, 1, 2, 5, 4), (3, 3, 2, 2, 1)]
     rel, _ = load(rows, ["dense", "compressed"])
     A, B = rel["a"].var("A"), rel["b"].var("B")
@@ -346,12 +345,13 @@ def test_inputs_of_structures_of_their_own_skip_the_partition():
     assert np.allclose(kern(A=apart["A"], B=apart["B"]), want)
     assert kern._walk[2] and not fused_ran(kern) and "_walk_memo" not in kern.__dict__
     assert np.allclose(kern(A=rel["a"].tensor, B=rel["b"].tensor), want) and fused_ran(kern)
-    whole = ep.compile(ep.sum((o, n), A[o, n]))        # a flat walk needs no partner
-    assert whole(A=apart["A"]) == rel["a"].tensor.to_dense().sum()
-    assert whole._walk[2] is False and fused_ran(whole)
+    assert ep.compile(ep.sum((o, n), A[o, n]))._walk is None    # lowering walks it flat
+    two, _ = load(rows, ["compressed", "compressed"])  # ... not these: a flat walk, no partner
+    whole = ep.compile(ep.sum((o, n), two["a"].var("A")[o, n]))
+    assert whole(A=copies(two)["A"]) == two["a"].tensor.to_dense().sum() and fused_ran(whole)
     dense = [ep.Tensor.from_dense(want, "dense") for _ in "AB"]
+    assert whole._walk[2] is False and shared_walks._apart((("A", "B"),), apart)
     assert not shared_walks._apart((("A", "B"),), dict(zip("AB", dense)))
-    assert shared_walks._apart((("A", "B"),), apart)
 
 
 def test_a_dense_first_level_starts_a_run():

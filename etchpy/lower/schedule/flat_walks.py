@@ -12,7 +12,9 @@ keeps it; the build with fused checks tests it before the walk, Walk.rows,
 lower.schedule.checked_walks.rows_in_order). The sum of every entry of a csr or
 csc matrix (`A.sum()`) and 1ᵀAx then pay no row's pointers and no row's lanes
 reduction: one segment, in lanes where the gathered sums take it. ⊕ is added in
-the same order, entry by entry (proofs_notes/flat_walks.md)."""
+the same order, entry by entry (proofs_notes/flat_walks.md). The formats whose
+total this makes one walk: formats.positions.one_segment (runtime.shared reads
+no such access flat itself)."""
 from __future__ import annotations
 
 from dataclasses import replace

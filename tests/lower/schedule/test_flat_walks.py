@@ -147,3 +147,19 @@ def test_the_interpreter_runs_a_flat_walk():
                for n in imp.statements(prog.body))
     np.testing.assert_allclose(final["out"], M.sum(), rtol=1e-12)
 
+
+
+@pytest.mark.parametrize("levels", [["dense", "compressed"], ["compressed", "compressed"],
+                                    ["compressed"], ["dense", "dense", "compressed"], "coo"])
+def test_one_segment_names_the_formats_whose_total_is_one_walk(levels):
+    """formats.positions.one_segment (what runtime.shared leaves to lowering) holds
+    where a total of every stored entry is a flat walk (Walk.rows) under one dense
+    level; not for one compressed level alone (one segment, walked entry by entry)."""
+    from etchpy.formats.positions import one_segment
+    form = ep.Format.named("coo", 2) if levels == "coo" else ep.Format(levels)
+    ix = ep.indices("i j k")[:form.order]
+    kern = ep.compile(ep.sum(ix, ep.tensor("A", form.order, format=form)[ix]))
+    loops = [n for n in imp.statements(_compiled(kern).build(False).body)
+             if isinstance(n, imp.While)]
+    rows = [n for n in loops if getattr(n.walk, "rows", None) is not None]
+    assert one_segment(form) == bool(rows), (levels, len(loops))
