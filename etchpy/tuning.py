@@ -180,6 +180,7 @@ class Tuning:
     aligned_in_kernel: bool = True    # ... read through kept positions, not gathered (expr.through)
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
+    one_walk_from: int = 4096         # ... its ep.Tensors of fewer entries run as written (0: any)
     one_walk_terms: int = 64          # a sum over one structure walked once: at most this
                                       # many products multiplied out (0: no sum; expr.sums)
     gallop_ratio: int = 16            # gallop when one segment is this many times longer

@@ -108,8 +108,8 @@ class OneWalk:
         dtypes (under `Tuning.call_plans`)."""
         groups, names, _ = walk
         tensors = tuple(n for n in names if type(inputs[n]) is Tensor)
-        if not tensors:              # (numpy, scipy, partitioned inputs: as written)
-            return None
+        if not tensors or self._small(inputs, tensors):   # (numpy, scipy, partitioned
+            return None                                   # inputs, small ones: as written)
         sr = self._semiring_of(inputs)
         key = (classes(groups, inputs), tuple(n for n in tensors if inputs[n].fill == sr.zero
                                               and inputs[n]._vals.ndim == 1

@@ -21,6 +21,7 @@ all (the plan's inputs hold them, as a kept call does: runtime.last_call). Off:
 Tuning.walk_plans.
 
     kern._walk_plan(one, inputs)  the output, or None (not planned: the general path)
+    kern._small(inputs, tensors)  Tensors too small for the walk (Tuning.one_walk_from)
 """
 from __future__ import annotations
 
@@ -34,6 +35,16 @@ from .tensor import Tensor
 
 class WalkPlans:
     """The half of `ep.Kernel` that runs a one walk by a call plan."""
+
+    def _small(self, inputs: dict, tensors: tuple) -> bool:
+        """Whether the distinct Tensors of `tensors` store fewer entries in all than
+        Tuning.one_walk_from, for a kernel whose call plans run them as written (no
+        comparison or identity of its own): there the one walk's call costs more
+        than its walk saves, so the kernel as written runs them (a right answer
+        either way: proofs_notes/shared.md)."""
+        least = self.request.tuning.one_walk_from
+        return least > 0 and not self._identities and sum(
+            len(t._vals) for t in {id(t): t for t in map(inputs.get, tensors)}.values()) < least
 
     def _walk_plan(self, one: tuple, inputs: dict):
         """The output of fused kernel `one` (runtime.shared's, for the Tensors of the

@@ -18,6 +18,7 @@ from etchpy.formats import positions
 from etchpy.runtime import shared as shared_walks
 
 o, n = ep.indices("o n")
+WALK = ep.Tuning(one_walk_from=0)     # Tensors walked once at any size (tiny ones here)
 OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 KINDS = (["dense", "compressed"], ["compressed", "compressed"], ["compressed", "dense"],
          ["dense", "dense"])
@@ -119,10 +120,9 @@ def test_values_written_in_place_are_read_by_the_fused_kernel(kinds):
 
 
 def test_a_fused_product_follows_the_semiring():
-    rows = [(0, 0, 1, 2, 0), (0, 1, 3, 1, 2), (2, 1, 2, 5, 4)]
-    rel, _ = load(rows, ["dense", "compressed"])
+    rel, _ = load([(0, 0, 1, 2, 0), (0, 1, 3, 1, 2), (2, 1, 2, 5, 4)], ["dense", "compressed"])
     A, B = rel["a"].var("A"), rel["b"].var("B")
-    kern = ep.compile(ep.sum(n, A[o, n] * B[o, n]), semiring="min_plus")
+    kern = ep.compile(ep.sum(n, A[o, n] * B[o, n]), semiring="min_plus", tuning=WALK)
     got = kern(A=rel["a"].tensor, B=rel["b"].tensor)
     assert fused_ran(kern)
     assert got[0] == min(1 + 2, 3 + 1) and got[2] == 2 + 5 and np.isinf(got[1])
@@ -250,7 +250,7 @@ def test_runs_on_both_sides_of_a_read_level_are_each_one_level():
     coords = rng.integers(0, 3, size=(6, 40))
     T = ep.Tensor.from_coords(coords, rng.random(40), (3,) * 6, "csf")
     s = ep.Tensor.from_coords(np.array([[0, 2]]), np.array([2.0, 5.0]), (3,), "csf")
-    kern = ep.compile(f, order=["o", "n", "i", "j", "k", "l"])
+    kern = ep.compile(f, order=["o", "n", "i", "j", "k", "l"], tuning=WALK)
     want = np.einsum("onijkl,j->o", T.to_dense(), s.to_dense())
     assert np.allclose(kern(B=T, S=s), want)
     (fused, read), = [v for v in kern._walk_kernels.values() if v is not None]
@@ -280,7 +280,7 @@ def test_explain_shows_the_kernel_the_last_call_ran():
     rows = [(0, 0, 1, 2, 0), (0, 1, 3, 1, 2), (2, 1, 2, 5, 4)]
     rel, _ = load(rows, ["dense", "compressed"])
     A, B = rel["a"].var("A"), rel["b"].var("B")
-    kern = ep.compile(ep.sum((o, n), A[o, n] * B[o, n]), order=["o", "n"])
+    kern = ep.compile(ep.sum((o, n), A[o, n] * B[o, n]), order=["o", "n"], tuning=WALK)
     assert "one walk" not in kern.explain()
     kern(A=rel["a"].tensor, B=rel["b"].tensor)
     text = kern.explain()
@@ -339,7 +339,7 @@ def test_inputs_of_structures_of_their_own_skip_the_partition():
     rows = [(0, 0, 1, 2, 0), (0, 1, 3, 1, 2), (2, 1, 2, 5, 4), (3, 3, 2, 2, 1)]
     rel, _ = load(rows, ["dense", "compressed"])
     A, B = rel["a"].var("A"), rel["b"].var("B")
-    kern = ep.compile(A[o, n] * B[o, n])
+    kern = ep.compile(A[o, n] * B[o, n], tuning=WALK)
     apart = copies(rel)
     want = rel["a"].tensor.to_dense() * rel["b"].tensor.to_dense()
     assert np.allclose(kern(A=apart["A"], B=apart["B"]), want)
@@ -347,7 +347,7 @@ def test_inputs_of_structures_of_their_own_skip_the_partition():
     assert np.allclose(kern(A=rel["a"].tensor, B=rel["b"].tensor), want) and fused_ran(kern)
     assert ep.compile(ep.sum((o, n), A[o, n]))._walk is None    # lowering walks it flat
     two, _ = load(rows, ["compressed", "compressed"])  # ... not these: a flat walk, no partner
-    whole = ep.compile(ep.sum((o, n), two["a"].var("A")[o, n]))
+    whole = ep.compile(ep.sum((o, n), two["a"].var("A")[o, n]), tuning=WALK)
     assert whole(A=copies(two)["A"]) == two["a"].tensor.to_dense().sum() and fused_ran(whole)
     dense = [ep.Tensor.from_dense(want, "dense") for _ in "AB"]
     assert whole._walk[2] is False and shared_walks._apart((("A", "B"),), apart)

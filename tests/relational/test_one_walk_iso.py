@@ -19,7 +19,8 @@ def test_an_iso_pattern_of_the_structure_joins_the_walk_unread(sr):
     A = rel["a"].var("A")
     ones = ep.semirings.get(sr).one
     I = ep.tensor("I", 2, A.format, iso=True)
-    kern = ep.compile(ep.sum(n, A[o, n] * I[o, n] + I[o, n]), semiring=sr)
+    kern = ep.compile(ep.sum(n, A[o, n] * I[o, n] + I[o, n]), semiring=sr,
+                      tuning=ep.Tuning(one_walk_from=0))
     read = ep.compile(ep.sum(n, A[o, n] * rel["b"].var("I")[o, n] + rel["b"].var("I")[o, n]),
                       semiring=sr)
     pattern = rel["a"].tensor.pattern(ones)

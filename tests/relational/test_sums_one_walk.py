@@ -21,6 +21,7 @@ from etchpy.expr.compare import CompareVar
 from etchpy.expr.walk import accesses
 
 o, n, k = ep.indices("o n k")
+WALK = ep.Tuning(one_walk_from=0)     # Tensors walked once at any size (tiny ones here)
 OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 KINDS = (["dense", "compressed"], ["compressed", "compressed"], ["compressed", "dense"],
          ["dense", "dense"])
@@ -186,7 +187,7 @@ def test_a_product_of_sums_is_multiplied_out():
     rows = [(0, 0, 1, 2, 3), (0, 1, -2, 1, 0), (2, 3, 4, 4, 2), (4, 1, 1, -1, 4)]
     rel = load(rows, ["compressed", "compressed"])
     A, B, C = (rel[c].var(c.upper())[o, n] for c in "abc")
-    kern = ep.compile(ep.sum(n, A * (B + E[0]) * (C + E[1])))
+    kern = ep.compile(ep.sum(n, A * (B + E[0]) * (C + E[1])), tuning=WALK)
     got = kern(**columns(rel), **TWO)
     want = np.zeros((5, 4))
     for x, _, a, b, c in rows:
@@ -217,7 +218,7 @@ def test_the_last_calls_answer_is_kept_for_arrays_of_one_dtype():
     rel = ep.relation(cols, ["o", "n"], values=["a", "b"], levels=["dense", "compressed"],
                       coding={c: ep.Keys(np.arange(5), name="k") for c in "on"}, name="L")
     A, B = rel["a"].var("A")[o, n], rel["b"].var("B")[o, n]
-    kern = ep.compile(ep.sum(n, A * E[0] + B * E[1]))
+    kern = ep.compile(ep.sum(n, A * E[0] + B * E[1]), tuning=WALK)
     ins = {"A": rel["a"].tensor, "B": rel["b"].tensor}
     first = kern(**ins, E0=np.eye(2, dtype=np.int64)[0], E1=np.eye(2, dtype=np.int64)[1])
     assert first.tolist() == [[3, 3], [0, 0], [4, 4]] + [[0, 0]] * 2
@@ -235,7 +236,7 @@ def test_min_plus_terms():
     rows = [(0, 0, 5, 2, 3), (0, 1, 9, 1, 0), (2, 3, 4, 4, 2)]
     rel = load(rows, ["compressed", "compressed"])
     A, B, C = (rel[c].var(c.upper())[o, n] for c in "abc")
-    kern = ep.compile(ep.sum(n, A + B * C), semiring="min_plus")
+    kern = ep.compile(ep.sum(n, A + B * C), semiring="min_plus", tuning=WALK)
     got = kern(**columns(rel))
     assert got[0] == 1 and got[2] == 4 and np.isinf(got[1])
     assert len(walked(kern)) == 1

@@ -66,7 +66,7 @@ def test_tensors_over_one_structure_still_run_the_fused_walk(op):
     _one_walk, which runs the fused kernel; new Tensors apart after them run the plan
     again (the probe of each is worked out on first sight)."""
     text, ufunc = OPS[op]
-    kern = ep.compile(text, output="csr", formats=CSR)
+    kern = ep.compile(text, output="csr", formats=CSR, tuning=ep.Tuning(one_walk_from=0))
     A, B = (ep.Tensor.from_scipy(M, "csr") for M in _pair(7))
     kern(A=A, B=B)
     rows = [(0, 1, 2.0, 3.0), (0, 4, -1.0, 5.0), (2, 0, 4.0, 0.5), (4, 5, 1.5, -2.0)]

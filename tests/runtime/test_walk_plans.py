@@ -25,7 +25,7 @@ STATEMENTS = {
 @functools.cache
 def kernel(text, fmt, plans=True):
     formats = {n: fmt for n in "ABC" if n in text}
-    return ep.compile(text, formats=formats, tuning=ep.Tuning(walk_plans=plans))
+    return ep.compile(text, formats=formats, tuning=ep.Tuning(walk_plans=plans, one_walk_from=0))
 
 
 def tensor(fmt, seed=0, shape=(40, 30)):
@@ -96,3 +96,20 @@ def test_a_layout_changed_in_place_is_refused():
     v.shape = (len(v) // 2, 2) if len(v) % 2 == 0 else (1, len(v))
     with pytest.raises(InputError, match="changed in place"):
         kern(A=T, B=T)
+
+
+def test_tensors_under_one_walk_from_run_as_written():
+    """Below Tuning.one_walk_from stored entries (distinct Tensors, in all) a kernel
+    with no comparison of its own runs as written, by its own plan; from it, the one
+    walk. Both answer as numpy."""
+    small, big = tensor("csr", seed=5), tensor("csr", seed=6, shape=(200, 150))
+    assert len(small.vals) < 4096 <= len(big.vals) < 2 * 4096
+    for T, walks in ((small, False), (big, True), (small, False)):
+        kern = ep.compile("s = A[i,j]*B[i,j]", formats={"A": "csr", "B": "csr"})
+        for _ in range(3):
+            assert np.isclose(kern(A=T, B=T), (dense(T) ** 2).sum())
+        assert (kern._walk_memo[2] is not None) == walks      # the answer kept for T
+    kern = ep.compile("s = A[i,j]*B[i,j]", formats={"A": "csr", "B": "csr"},
+                      tuning=ep.Tuning(one_walk_from=len(big.vals) + 1))
+    assert np.isclose(kern(A=big, B=big), (dense(big) ** 2).sum())
+    assert kern._walk_memo[2] is None
