@@ -49,8 +49,10 @@ def tensor(n, density, fmt, order=2):
         A.sort_indices()
         coo = A.tocoo()
         coords, vals = np.array(coo.coords), coo.data
-    else:
-        coords = np.unique(rng.integers(0, n, size=(int(density * n * n), 3)), axis=0).T
+    else:                           # about as many entries as the n×n matrix, in a cube
+        count = max(16, int(density * n * n))
+        n = max(4, round(2 * count ** (1 / 3)))
+        coords = np.unique(rng.integers(0, n, size=(count, 3)), axis=0).T
         vals, A = rng.random(coords.shape[1]), None
     return ep.Tensor.from_coords(coords, vals, (n,) * order, fmt), A
 
@@ -63,8 +65,7 @@ def rows(seconds):
     for text, fmt, order, peer in cases:
         one, written = kernels(text, fmt)
         for n, density in SIZES:
-            T, A = tensor(n if order == 2 else max(8, n // 10), density if order == 2
-                          else density * 10, fmt, order)
+            T, A = tensor(n, density, fmt, order)
             ins = {"A": T, **({"B": T} if "B" in text else {})}
             fns = [lambda: one(**ins), lambda: written(**ins)]
             if peer is not None and A is not None:
