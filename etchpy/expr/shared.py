@@ -340,7 +340,7 @@ def flat(e: Expr, names: set, classes: dict | None = None, plain: set | None = N
             uses[n] = uses.get(n, 0) + 1
     ok = {n for n in names if uses.get(n) == 1}
     merged: dict = {}
-    return _flat(e, (ok, ok if plain is None else ok & plain), merged, classes), merged
+    return _flat(e, ok, ok if plain is None else ok & plain, merged, classes), merged
 
 
 def _accesses(e: Expr):
@@ -360,24 +360,24 @@ def _names(tv) -> tuple:
     return (tv.name,)
 
 
-def _flat(e: Expr, ok: set, merged: dict, classes) -> Expr:
+def _flat(e: Expr, ok: set, plain: set, merged: dict, classes) -> Expr:
     match e:
         case Sum():
             summed, body = sum_chain(e)
-            flat_body = _flat_access(body, summed, ok, classes)
+            flat_body = _flat_access(body, summed, ok, plain, classes)
             if flat_body is not None:
                 q = flat_body.indices[0]
                 merged[q.name] = (tuple(ix.name for ix in body.indices),
                                   _names(flat_body.tensor))
                 return Sum(q, flat_body)
-            out = _flat(body, ok, merged, classes)
+            out = _flat(body, ok, plain, merged, classes)
             for ix in reversed(summed):
                 out = Sum(ix, out)
             return out
-    return map_operands(e, lambda x: _flat(x, ok, merged, classes))
+    return map_operands(e, lambda x: _flat(x, ok, plain, merged, classes))
 
 
-def _flat_access(body: Expr, summed: tuple, ok: set, classes):
+def _flat_access(body: Expr, summed: tuple, ok: set, plain: set, classes):
     """The access of the stored values of `body` over one new index, or None."""
     if not isinstance(body, Access) or set(body.indices) != set(summed) \
             or len(summed) != len(body.indices):
@@ -385,7 +385,6 @@ def _flat_access(body: Expr, summed: tuple, ok: set, classes):
     tv = body.tensor
     q = Index("q_" + "_".join(ix.name for ix in body.indices))
     vector = Format.parse("dense", 1)
-    ok, plain = ok
     if type(tv) is TensorVar and tv.name in plain:    # (an iso one's stored values: ones)
         return Access(TensorVar(tv.name, 1, vector, tv.iso), (q,))
     one = classes is None or len({classes.get(n) for n in _names(tv)} - {None}) == 1 and all(
