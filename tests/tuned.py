@@ -4,13 +4,17 @@ import numpy as np
 import scipy.sparse as sp
 
 import etchpy as ep
-from etchpy import api, imp, lower
+from etchpy import api, host_facts, imp, lower
 from etchpy.expr.walk import tensors
 from etchpy.plan import plan as planning
 from etchpy.plan.convert import kernel_tensors
 from etchpy.runtime.planned import with_conversions
 from etchpy.runtime import inputs as binding
 from etchpy.tuning import DEFAULT
+
+# The host facts of an Intel host (etchpy.host_facts), for tests that read the C
+# those facts shape: the same on every host, as the golden C's.
+INTEL = ep.Tuning(**{name: fact(("GenuineIntel", 6)) for name, fact in host_facts.FIELDS})
 
 
 def tuned_kernel(expr, tuning, **kw) -> ep.Kernel:

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import etchpy as ep
-from etchpy import imp, pipeline
-from tuned import on_interpreter
+from etchpy import host_facts, imp, pipeline
+from tuned import INTEL, on_interpreter
 
 OFF = ep.Tuning(counted_lanes=False)
 LENGTHS = [0, 1, 3, 4, 5, 15, 16, 17, 20, 33, 100]
@@ -24,13 +24,15 @@ def _lanes(kern) -> int:
 
 
 def test_a_dense_sum_takes_the_lanes_only_where_switched_on():
+    host = ep.Tuning(sum_lanes=host_facts.sum_lanes())
     for text in ("s = x[pos]", "y[row] = M[row, n]", "s = M[i, j]"):
-        assert _lanes(ep.compile(text)) == 20, text          # 16, then 4 (sum_lanes 16)
+        assert _lanes(ep.compile(text, tuning=INTEL)) == 20, text    # 16, then 4
+        assert _lanes(ep.compile(text)) == _lanes(ep.compile(text, tuning=host))
         assert _lanes(ep.compile(text, tuning=ep.Tuning(sum_lanes=8))) == 10
         assert _lanes(ep.compile(text, tuning=ep.Tuning(sum_lanes=1))) == 0
         assert _lanes(ep.compile(text, tuning=OFF)) == 0
         assert _lanes(ep.compile(text, tuning="noopt")) == 0
-    assert _lanes(ep.compile("y[i] = M[i, j] * x[j]", semiring="min_plus")) == 20
+    assert _lanes(ep.compile("y[i] = M[i, j] * x[j]", semiring="min_plus", tuning=INTEL)) == 20
     assert _lanes(ep.compile("s = x[i]", semiring="integer")) == 0      # the compiler's own
     assert _lanes(ep.compile("s = A[i, j]", formats={"A": "csr"})) == 0  # gathered sums' own
 
@@ -81,7 +83,7 @@ def test_the_interpreter_runs_the_lanes():
 
 
 def test_the_c_adds_lanes_in_a_balanced_tree():
-    c = ep.compile("s = x[i]").compiled
+    c = ep.compile("s = x[i]", tuning=INTEL).compiled      # (sum_lanes 16)
     src = pipeline.render_c(c.full() if hasattr(c, "full") else c).c
     assert "acc_lane_15 = (acc_lane_15 + x_vals[(i_c + 15)]);" in src
     assert "((acc_lane + acc_lane_1) + (acc_lane_2 + acc_lane_3))" in src
