@@ -292,7 +292,8 @@ def apart_first(kern, plan, walk, miss):
     be ep.Tensor inputs and a shared walk competes, when only inputs over one
     structure can change the kernel (`walk[2]`; not a walk: not worked out yet),
     under Tuning.apart_first: for inputs apart (`_apart`: _one_walk would run the
-    kernel as written, which the plans call) the plan's answer, else that of another
+    kernel as written, which the plans call; so for Tensors too small for the walk,
+    Kernel._small, in C too) the plan's answer, else that of another
     plan of their key (Kernel._by_plan, which makes it the first), else `miss` (the
     call goes on to _one_walk, then the plans); None where that does not hold. Made
     once per plan the kernel keeps; in C for the binder's (proofs_notes/shared.md)."""
@@ -303,20 +304,23 @@ def apart_first(kern, plan, walk, miss):
         kept = {p for plans in kern._plans.values() for p in plans}
         for old in [p for p in made if p not in kept]:
             del made[old]
-        made[plan] = _guard(kern, plan, walk[0], miss)
+        made[plan] = _guard(kern, plan, walk, miss)
     return made[plan]
 
 
-def _guard(kern, plan, groups: tuple, miss):
+def _guard(kern, plan, walk: tuple, miss):
+    groups, names = walk[0], walk[1]
     def retry(inputs):              # the key's other plans, after the plan's MISS
         return kern._by_plan(inputs, plan)
     def run(inputs):                # the plan, else the key's other plans
         res = plan(inputs)
         return res if res is not miss else retry(inputs)
     def first(inputs):
-        return run(inputs) if _apart(groups, inputs) else miss
+        return run(inputs) if _apart(groups, inputs) or kern._small(
+            inputs, tuple(n for n in names if type(inputs.get(n)) is Tensor)) else miss
+    least = 0 if kern._identities else kern.request.tuning.one_walk_from
     made = kern.request.tuning.apart_in_c and binder.apart_guard(   # in C, for the binder's
-        plan, groups, Tensor, _PROBE, first, retry)                 # plans (Tuning.apart_in_c)
+        plan, groups, Tensor, _PROBE, first, retry, (names, least))  # plans (apart_in_c)
     if made or len(groups) != 1 or len(groups[0]) != 2:
         return made or first
     a, b = groups[0]

@@ -282,7 +282,7 @@ def test_a_plan_goes_first_unless_a_shared_walk_could_take_its_call():
     assert spmv._plan is not None and spmv._plan_first     # an SpMV has no shared walk
 
     class Plans(CallPlans):
-        request, _plans = spmv.request, {}
+        request, _plans, _identities = spmv.request, {}, False
     k, plan = Plans(), object()
     k._use(plan, ("A", "B", ep.Tensor, ep.Tensor))       # before the walk is worked out
     assert k._plan is plan and not k._plan_first and k._first is None

@@ -7,6 +7,7 @@ with an InputError naming it on every later call, never read; a Tensor as built
 gives the reference's answer, and the paths agree."""
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -32,8 +33,9 @@ def _dense(res):
     return res.to_dense() if isinstance(res, ep.Tensor) else res.toarray()
 
 
-def _kernel(tuning):
-    kern = ep.compile(TEXT, output="csr", formats=CSR, tuning=TUNINGS[tuning])
+def _kernel(tuning, **knobs):
+    kern = ep.compile(TEXT, output="csr", formats=CSR,
+                      tuning=dataclasses.replace(TUNINGS[tuning], **knobs))
     A, B = _pair(3)
     for _ in range(3):         # a plan made, then run first (behind its guard)
         np.testing.assert_allclose(_dense(kern(A=A, B=B)), A.to_dense() + B.to_dense())
@@ -103,13 +105,15 @@ def test_a_shape_changed_back_is_read_again():
     np.testing.assert_allclose(_dense(kern(A=A, B=B)), A.to_dense() + B.to_dense())
 
 
-def test_the_guard_in_c_runs_where_the_binder_does_and_answers_as_the_python_one():
+@pytest.mark.parametrize("least", [0, 4096])
+def test_the_guard_in_c_runs_where_the_binder_does_and_answers_as_the_python_one(least):
     """With the binder, the plan goes first behind the guard in C; with apart_in_c off
     behind the Python guard. Tensors apart run the plan (no walk worked out), one
-    Tensor twice is not apart (the walk is worked out, every call), a scipy input
-    beside a Tensor is skipped by the guard: the same answers and the same route on
-    both."""
-    kerns = {t: _kernel(t) for t in ("default", "python guard")}
+    Tensor twice is not apart (the walk is worked out, every call, with one_walk_from
+    0; below one_walk_from the guard runs the plan), a scipy input beside a Tensor is
+    skipped by the guard: the same answers and the same route on both."""
+    kerns = {t: _kernel(t, one_walk_from=least) for t in ("default", "python guard")}
+    twice = 0 if least else 1
     if binder.module() is not None:
         assert kerns["default"]._first.func.__name__ == "call_apart"
     assert getattr(kerns["python guard"]._first, "func", None) is None
@@ -119,9 +123,9 @@ def test_the_guard_in_c_runs_where_the_binder_does_and_answers_as_the_python_one
         walks = []
         kern._one_walk = lambda inputs, kern=kern: walks.append(1) or type(kern)._one_walk(
             kern, inputs)             # (an instance attribute: counts the kernel's own)
-        for inputs, walked in (({"A": A, "B": B}, 0), ({"A": A, "B": A}, 1),
+        for inputs, walked in (({"A": A, "B": B}, 0), ({"A": A, "B": A}, twice),
                                ({"A": A, "B": M}, 1), ({"A": B, "B": A}, 0),
-                               ({"A": A, "B": A}, 1), ({"A": A, "B": B}, 0)):
+                               ({"A": A, "B": A}, twice), ({"A": A, "B": B}, 0)):
             want = sum(v.to_dense() if isinstance(v, ep.Tensor) else v.toarray()
                        for v in inputs.values())
             before = len(walks)

@@ -98,18 +98,58 @@ def test_a_layout_changed_in_place_is_refused():
         kern(A=T, B=T)
 
 
-def test_tensors_under_one_walk_from_run_as_written():
+class _Counted:
+    """Counts the calls of a kernel's method `name` (an instance attribute wrapping it)."""
+
+    def __init__(self, kern, name):
+        self.n, self.method = 0, getattr(kern, name)
+        setattr(kern, name, self)
+
+    def __call__(self, *args):
+        self.n += 1
+        return self.method(*args)
+
+
+@pytest.mark.parametrize("in_c", [True, False])
+def test_tensors_under_one_walk_from_run_as_written(in_c):
     """Below Tuning.one_walk_from stored entries (distinct Tensors, in all) a kernel
     with no comparison of its own runs as written, by its own plan; from it, the one
-    walk. Both answer as numpy."""
+    walk. Both answer as numpy. From the second call the plan's guard (shared.apart_first,
+    in C or in Python) answers small Tensors itself: no walk is worked out."""
     small, big = tensor("csr", seed=5), tensor("csr", seed=6, shape=(200, 150))
     assert len(small.vals) < 4096 <= len(big.vals) < 2 * 4096
-    for T, walks in ((small, False), (big, True), (small, False)):
-        kern = ep.compile("s = A[i,j]*B[i,j]", formats={"A": "csr", "B": "csr"})
+    kern = ep.compile("s = A[i,j]*B[i,j]", formats={"A": "csr", "B": "csr"},
+                      tuning=ep.Tuning(apart_in_c=in_c))
+    kern(A=small, B=small)
+    runs, walks = _Counted(kern, "_run_walk"), _Counted(kern, "_one_walk")
+    for T, walked in ((small, 0), (big, 3), (small, 0), (big, 3)):
+        before = runs.n, walks.n
         for _ in range(3):
             assert np.isclose(kern(A=T, B=T), (dense(T) ** 2).sum())
-        assert (kern._walk_memo[2] is not None) == walks      # the answer kept for T
+        assert (runs.n - before[0], walks.n - before[1]) == (walked, walked)
     kern = ep.compile("s = A[i,j]*B[i,j]", formats={"A": "csr", "B": "csr"},
                       tuning=ep.Tuning(one_walk_from=len(big.vals) + 1))
     assert np.isclose(kern(A=big, B=big), (dense(big) ** 2).sum())
     assert kern._walk_memo[2] is None
+
+
+@pytest.mark.parametrize("in_c", [True, False])
+def test_small_counts_each_distinct_tensor_once(in_c):
+    """Two columns of one relation hold m values each: with one_walk_from 2m, a column
+    given for both names is small (the guard runs the plan; no walk worked out), the
+    two columns are not (the walk)."""
+    rows = [(0, 1, 2.0, 3.0), (0, 4, -1.0, 5.0), (2, 0, 4.0, 0.5), (4, 5, 1.5, -2.0)]
+    cols = {k: np.array([r[m] for r in rows]) for m, k in enumerate("ijab")}
+    keys = ep.Keys(np.arange(6), name="k")
+    rel = ep.relation(cols, ["i", "j"], values=["a", "b"], levels=["dense", "compressed"],
+                      coding={"i": keys, "j": keys}, name="L")
+    a, b = rel["a"].tensor, rel["b"].tensor
+    kern = ep.compile("s = A[i,j]*B[i,j]", formats={"A": "csr", "B": "csr"},
+                      tuning=ep.Tuning(one_walk_from=2 * len(a.vals), apart_in_c=in_c))
+    kern(A=a, B=a)
+    runs, walks = _Counted(kern, "_run_walk"), _Counted(kern, "_one_walk")
+    for X, Y, walked in ((a, a, 0), (a, b, 2), (b, b, 0)):
+        before = runs.n, walks.n
+        for _ in range(2):
+            assert np.isclose(kern(A=X, B=Y), (X.to_dense() * Y.to_dense()).sum())
+        assert (runs.n - before[0], walks.n - before[1]) == (walked, walked)
