@@ -37,8 +37,7 @@ class Tuning:
     pass each); thresholds and sizes (when an optimisation fires, how big its
     pieces are; -1 in sum_lanes, gather_from, gather_ragged_from, gather_from_far, prefetch_values_from,
     run_mean_below, check_first_from, row_checks, short_mean, row_stream_count, hash_probe_lanes, bfs_narrow_levels and
-    lazy_row_block_l2: the host's
-    value, etchpy.host_facts);
+    lazy_row_block_l2: the host's value, etchpy.host_facts);
     the C helpers (sorts, huge pages, marks); planning and the optimizer
     (conversions, the cost weights, the sizes guessed when none are given,
     `saturation`: an etchpy.tuning.Saturation); lazy arrays (`lazy_*`: ep.compute's
@@ -80,7 +79,7 @@ class Tuning:
     fixed_coordinates: bool = True    # a counted loop's terms each pinned to k = c (ep.eq): once, at c
     saturated_sums: bool = True       # a Σ whose ⊕ one absorbs (boolean) stops once it is one
     flat_walks: bool = True           # a Σ over every parent's segment in turn walked as one segment
-    counted_lanes: bool = True        # a dense level's float Σ over sum_lanes accumulators (reassociated)
+    counted_lanes: bool = True        # a dense level's float Σ over counted_sum_lanes accumulators (reassociated)
     shift_runs: bool = True           # a run list's windows at shifts filling an interval met as one (⊗ idempotent)
     shift_rows: bool = True           # ... and each row's once, kept in a ring for the rows
     register_blocks: bool = True      # a dense output's last axis in registers
@@ -190,6 +189,7 @@ class Tuning:
     keyed_marker_cells: int = 1 << 21  # a keyed marker's largest scratch (parents x dim)
     unswitch_limit: int = 100         # bodies up to this many statements unswitched (size_switch's)
     sum_lanes: int = -1               # a run's sum (band, block) over this many accumulators, then a quarter (floats reassociate; 1: one; -1: the host's)
+    counted_sum_lanes: int = 16       # counted_lanes' accumulators, then a quarter (1: one; every host: its loops are long)
     short_pieces: int = 3             # ... a run of exactly this many added straight-line (0: off)
     short_mean: int = -1              # ... a block list of a shorter mean block (positions / blocks) walked flat, its rows prefetched once (0: off; -1: the host's)
     saturated_block: int = 256        # saturated_sums' terms between its tests (< 1: off)

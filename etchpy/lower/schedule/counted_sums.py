@@ -1,7 +1,7 @@
 """Counted sums in lanes, switched by tuning.counted_lanes: a contracted counted
 loop (streams.Counter: c = first..end-1, every state ready, its coordinate c: a
 dense level, not a walk of stored entries) whose only work is `acc := acc ⊕ v`, over a float or
-complex carrier, adds its states tuning.sum_lanes at a time into as many
+complex carrier, adds its states tuning.counted_sum_lanes at a time into as many
 accumulators, then a quarter as many, the rest in the plain loop
 (pieces.split_sum, as a band's run is summed): the adds no longer wait on one
 another. A dense vector's or matrix's sum, a dense matrix's row sums, a dense
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import host_facts, imp, streams
+from ... import imp, streams
 from ...imp import While, seq
 from .pieces import _summed, split_sum
 
@@ -32,7 +32,7 @@ def run(em, s, parts) -> imp.Stmt | None:
             or np.dtype(em.sr.dtype).kind not in "fc" or _summed(parts.on_ready) is None
             or any(isinstance(t, imp.Select) for t in imp.subterms(parts.on_ready))):
         return None     # (a term under a test: a filtered sum, flat_mask's to the last bit)
-    lanes = host_facts.resolved(em.tuning).sum_lanes
+    lanes = em.tuning.counted_sum_lanes   # (not sum_lanes, the host's for short runs)
     stages = [lanes] + ([lanes // 4] if lanes // 4 >= 2 else [])
     split = [split_sum(em, s, parts, counter.name, counter.end, n) for n in stages]
     if all(x == imp.SKIP for x in split):
