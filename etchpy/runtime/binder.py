@@ -305,21 +305,22 @@ def in_order(plan):
 
 
 def apart_guard(plan, groups: tuple, tensor_type, probe: str, unsure, retry,
-                small: tuple = ((), 0)):
+                small: tuple = ((), 0), tests_apart: bool = True):
     """`plan` (one plan_for made) behind the apart guard in C (runtime.shared's, made
     the same: binder_apart.c.j2), a callable guard(inputs) -> output or MISS; None
     for a plan the binder did not make. `groups`: tuples of input names; `probe`:
     the name of the probe each `tensor_type` input keeps in its dict; `unsure(inputs)`
     answers a call with a Tensor not probed yet, `retry(inputs)` one the plan missed;
     `small` (names, least): Tensors not apart still run the plan where the distinct
-    ones among those names hold fewer than `least` values in all (0: never)."""
+    ones among those names hold fewer than `least` values in all (0: never);
+    `tests_apart` False: no Tensors count as apart (the small test alone)."""
     mod = _module.kept()
     if mod is None or type(plan) is not functools.partial or plan.func is not mod.call:
         return None
     groups = tuple(tuple(sys.intern(str(n)) for n in names) for names in groups)
     names = tuple(sys.intern(str(n)) for n in small[0])
     guard = mod.apart_make(plan.args[0], groups, tensor_type, probe, unsure, retry, names,
-                           "_vals", int(small[1]))
+                           "_vals", int(small[1]), bool(tests_apart))
     call = functools.partial(mod.call_apart, guard)
     call.keeps = plan.keeps
     return call

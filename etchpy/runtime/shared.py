@@ -295,9 +295,12 @@ def apart_first(kern, plan, walk, miss):
     kernel as written, which the plans call; so for Tensors too small for the walk,
     Kernel._small, in C too) the plan's answer, else that of another
     plan of their key (Kernel._by_plan, which makes it the first), else `miss` (the
-    call goes on to _one_walk, then the plans); None where that does not hold. Made
-    once per plan the kernel keeps; in C for the binder's (proofs_notes/shared.md)."""
-    if type(walk) is not tuple or not walk[2] or not kern.request.tuning.apart_first:
+    call goes on to _one_walk, then the plans); None where that does not hold. Where
+    any Tensor may change the kernel (not walk[2]: a flat read), the guard of small
+    Tensors alone, where the kernel has one. Made once per plan the kernel keeps; in
+    C for the binder's (proofs_notes/shared.md)."""
+    if type(walk) is not tuple or not kern.request.tuning.apart_first or not walk[2] and (
+            kern._identities or kern.request.tuning.one_walk_from <= 0):
         return None
     made = kern.__dict__.setdefault("_apart_guards", {})
     if plan not in made:            # (those of plans the kernel no longer keeps dropped)
@@ -309,19 +312,19 @@ def apart_first(kern, plan, walk, miss):
 
 
 def _guard(kern, plan, walk: tuple, miss):
-    groups, names = walk[0], walk[1]
+    groups, names, apart_ok = walk
     def retry(inputs):              # the key's other plans, after the plan's MISS
         return kern._by_plan(inputs, plan)
     def run(inputs):                # the plan, else the key's other plans
         res = plan(inputs)
         return res if res is not miss else retry(inputs)
     def first(inputs):
-        return run(inputs) if _apart(groups, inputs) or kern._small(
+        return run(inputs) if apart_ok and _apart(groups, inputs) or kern._small(
             inputs, tuple(n for n in names if type(inputs.get(n)) is Tensor)) else miss
     least = 0 if kern._identities else kern.request.tuning.one_walk_from
     made = kern.request.tuning.apart_in_c and binder.apart_guard(   # in C, for the binder's
-        plan, groups, Tensor, _PROBE, first, retry, (names, least))  # plans (apart_in_c)
-    if made or len(groups) != 1 or len(groups[0]) != 2:
+        plan, groups, Tensor, _PROBE, first, retry, (names, least), apart_ok)  # (apart_in_c)
+    if made or not apart_ok or len(groups) != 1 or len(groups[0]) != 2:
         return made or first
     a, b = groups[0]
 

@@ -287,10 +287,14 @@ def test_a_plan_goes_first_unless_a_shared_walk_could_take_its_call():
     k._use(plan, ("A", "B", ep.Tensor, ep.Tensor))       # before the walk is worked out
     assert k._plan is plan and not k._plan_first and k._first is None
     k._walk = ((("A", "B"),), ("A", "B"), False)        # the expression has a walk
+    k._use(plan, ("A", "B", ep.Tensor, ep.Tensor))      # any Tensor may change it: the
+    assert not k._plan_first and k._first not in (None, plan)   # guard of small ones
+    k._identities = True                                # (a kernel with identities: none)
     k._use(plan, ("A", "B", ep.Tensor, ep.Tensor))
     assert not k._plan_first and k._first is None
     k._use(plan, ("A", "B", ep.Tensor, np.ndarray))
     assert not k._plan_first and k._first is None
+    k._identities = False
     k._use(plan, ("A", "B", sp.csr_array, np.ndarray))
     assert k._plan_first and k._first is plan
     k._walk = ((("A", "B"),), ("A", "B"), True)         # only inputs over one structure

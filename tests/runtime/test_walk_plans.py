@@ -153,3 +153,22 @@ def test_small_counts_each_distinct_tensor_once(in_c):
         for _ in range(2):
             assert np.isclose(kern(A=X, B=Y), (X.to_dense() * Y.to_dense()).sum())
         assert (runs.n - before[0], walks.n - before[1]) == (walked, walked)
+
+
+@pytest.mark.parametrize("in_c", [True, False])
+@pytest.mark.parametrize("fmt", ["coo", "dcsr"])
+def test_small_tensors_of_a_flat_read_run_the_plan(fmt, in_c):
+    """Σ A of a coo or dcsr Tensor is a flat read that any Tensor changes (no
+    inputs apart): the guard of small Tensors alone runs the plan below
+    one_walk_from, no walk worked out; a large Tensor still walks."""
+    small, big = tensor(fmt, seed=5), tensor(fmt, seed=6, shape=(200, 150))
+    kern = ep.compile("s = A[i,j]", formats={"A": fmt}, tuning=ep.Tuning(apart_in_c=in_c))
+    for _ in range(2):
+        kern(A=small)
+    assert not kern._walk[2] and kern._first is not None
+    runs, walks = _Counted(kern, "_run_walk"), _Counted(kern, "_one_walk")
+    for T, walked in ((small, 0), (big, 3), (small, 0)):
+        before = runs.n, walks.n
+        for _ in range(3):
+            assert np.isclose(kern(A=T), dense(T).sum())
+        assert (runs.n - before[0], walks.n - before[1]) == (walked, walked)
