@@ -17,6 +17,17 @@ from etchpy.tuning import DEFAULT
 INTEL = ep.Tuning(**{name: fact(("GenuineIntel", 6)) for name, fact in host_facts.FIELDS})
 
 
+def relation_columns():
+    """The value columns a, b of a small relation over (i, j), csr-like: two
+    ep.Tensors over one structure (the same level arrays), 4 entries each."""
+    rows = [(0, 1, 2.0, 3.0), (0, 4, -1.0, 5.0), (2, 0, 4.0, 0.5), (4, 5, 1.5, -2.0)]
+    cols = {k: np.array([r[m] for r in rows]) for m, k in enumerate("ijab")}
+    keys = ep.Keys(np.arange(6), name="k")
+    rel = ep.relation(cols, ["i", "j"], values=["a", "b"], levels=["dense", "compressed"],
+                      coding={"i": keys, "j": keys}, name="L")
+    return rel["a"].tensor, rel["b"].tensor
+
+
 def tuned_kernel(expr, tuning, **kw) -> ep.Kernel:
     """A kernel compiled under `tuning`."""
     return ep.Kernel(expr, tuning=tuning, **kw)

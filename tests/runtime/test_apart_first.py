@@ -14,6 +14,7 @@ import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy.runtime import shared
+from tuned import relation_columns
 
 OPS = {"A+B": ("C[i, j] = A[i, j] + B[i, j]", np.add),
        "A∘B": ("C[i, j] = A[i, j] * B[i, j]", np.multiply)}
@@ -69,12 +70,7 @@ def test_tensors_over_one_structure_still_run_the_fused_walk(op):
     kern = ep.compile(text, output="csr", formats=CSR, tuning=ep.Tuning(one_walk_from=0))
     A, B = (ep.Tensor.from_scipy(M, "csr") for M in _pair(7))
     kern(A=A, B=B)
-    rows = [(0, 1, 2.0, 3.0), (0, 4, -1.0, 5.0), (2, 0, 4.0, 0.5), (4, 5, 1.5, -2.0)]
-    cols = {k: np.array([r[m] for r in rows]) for m, k in enumerate("ijab")}
-    keys = ep.Keys(np.arange(6), name="k")
-    rel = ep.relation(cols, ["i", "j"], values=["a", "b"], levels=["dense", "compressed"],
-                      coding={"i": keys, "j": keys}, name="L")
-    a, b = rel["a"].tensor, rel["b"].tensor
+    a, b = relation_columns()
     counted = _Counted(kern)
     for _ in range(2):
         np.testing.assert_allclose(_dense(kern(A=a, B=b)), ufunc(a.to_dense(), b.to_dense()))

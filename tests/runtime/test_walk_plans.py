@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy.errors import InputError
+from tuned import relation_columns
 
 STATEMENTS = {
     "s = A[i,j]*B[i,j]": lambda a, b, x: (a * b).sum(),
@@ -138,12 +139,7 @@ def test_small_counts_each_distinct_tensor_once(in_c):
     """Two columns of one relation hold m values each: with one_walk_from 2m, a column
     given for both names is small (the guard runs the plan; no walk worked out), the
     two columns are not (the walk)."""
-    rows = [(0, 1, 2.0, 3.0), (0, 4, -1.0, 5.0), (2, 0, 4.0, 0.5), (4, 5, 1.5, -2.0)]
-    cols = {k: np.array([r[m] for r in rows]) for m, k in enumerate("ijab")}
-    keys = ep.Keys(np.arange(6), name="k")
-    rel = ep.relation(cols, ["i", "j"], values=["a", "b"], levels=["dense", "compressed"],
-                      coding={"i": keys, "j": keys}, name="L")
-    a, b = rel["a"].tensor, rel["b"].tensor
+    a, b = relation_columns()
     kern = ep.compile("s = A[i,j]*B[i,j]", formats={"A": "csr", "B": "csr"},
                       tuning=ep.Tuning(one_walk_from=2 * len(a.vals), apart_in_c=in_c))
     kern(A=a, B=a)
