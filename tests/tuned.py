@@ -14,7 +14,21 @@ from etchpy.tuning import DEFAULT
 
 # The host facts of an Intel host (etchpy.host_facts), for tests that read the C
 # those facts shape: the same on every host, as the golden C's.
-INTEL = ep.Tuning(**{name: fact(("GenuineIntel", 6)) for name, fact in host_facts.FIELDS})
+INTEL_FACTS = {name: fact(("GenuineIntel", 6)) for name, fact in host_facts.FIELDS}
+INTEL = ep.Tuning(**INTEL_FACTS)
+
+
+class Counted:
+    """Counts the calls of a kernel's method `name` (an instance attribute
+    wrapping it: the kernel's own method still runs)."""
+
+    def __init__(self, kern, name: str = "_one_walk"):
+        self.n, self.method = 0, getattr(kern, name)
+        setattr(kern, name, self)
+
+    def __call__(self, *args):
+        self.n += 1
+        return self.method(*args)
 
 
 def relation_columns():

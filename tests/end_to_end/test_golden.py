@@ -9,9 +9,8 @@ import pathlib
 
 import pytest
 
-from etchpy import host_facts
 from etchpy.runtime.kernel import Kernel
-from tuned import golden_cases
+from tuned import INTEL_FACTS, golden_cases
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
 CASES = golden_cases()
@@ -21,9 +20,7 @@ CASES = golden_cases()
 def test_golden_c(name):
     case = dict(CASES[name])
     # the host's facts pinned (etchpy.host_facts): the golden C is the same on every host
-    intel = ("GenuineIntel", 6)
-    case["tuning"] = {**{name: fact(intel) for name, fact in host_facts.FIELDS},
-                      **case.get("tuning", {})}
+    case["tuning"] = {**INTEL_FACTS, **case.get("tuning", {})}
     src = Kernel(case.pop("expr"), name=name, **case).c_source
     path = GOLDEN / f"{name}.c"
     if os.environ.get("ETCHPY_REGEN_GOLDEN"):

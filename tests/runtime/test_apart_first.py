@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy.runtime import shared
-from tuned import relation_columns
+from tuned import Counted as _Counted, relation_columns
 
 OPS = {"A+B": ("C[i, j] = A[i, j] + B[i, j]", np.add),
        "A∘B": ("C[i, j] = A[i, j] * B[i, j]", np.multiply)}
@@ -28,19 +28,6 @@ def _pair(seed):
 
 def _dense(res):
     return res.to_dense() if isinstance(res, ep.Tensor) else res.toarray()
-
-
-class _Counted:
-    """Counts the calls of a kernel's _one_walk (an instance attribute: the
-    kernel's own method still runs)."""
-
-    def __init__(self, kern):
-        self.n, self.walk = 0, kern._one_walk
-        kern._one_walk = self
-
-    def __call__(self, inputs):
-        self.n += 1
-        return self.walk(inputs)
 
 
 @pytest.mark.parametrize("op", sorted(OPS))

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy.errors import InputError
-from tuned import relation_columns
+from tuned import Counted as _Counted, relation_columns
 
 STATEMENTS = {
     "s = A[i,j]*B[i,j]": lambda a, b, x: (a * b).sum(),
@@ -97,18 +97,6 @@ def test_a_layout_changed_in_place_is_refused():
     v.shape = (len(v) // 2, 2) if len(v) % 2 == 0 else (1, len(v))
     with pytest.raises(InputError, match="changed in place"):
         kern(A=T, B=T)
-
-
-class _Counted:
-    """Counts the calls of a kernel's method `name` (an instance attribute wrapping it)."""
-
-    def __init__(self, kern, name):
-        self.n, self.method = 0, getattr(kern, name)
-        setattr(kern, name, self)
-
-    def __call__(self, *args):
-        self.n += 1
-        return self.method(*args)
 
 
 @pytest.mark.parametrize("in_c", [True, False])
