@@ -114,6 +114,7 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
                       for x in imp.subterms(body)),
         uses_bin=any(isinstance(x, imp.Bin) and x.op == "bin" for x in imp.subterms(body)),
         uses_keep=any(isinstance(x, imp.Bin) and x.op == "keep" for x in imp.subterms(body)),
+        uses_umax=any(isinstance(x, imp.Bin) and x.op == "umax" for x in imp.subterms(body)),
         uses_short=any(isinstance(u, imp.ShortIntersect) and u.width == SIMD_LANES
                        for u in imp.statements(body)),
         uses_seek=imp.Seek in found,

@@ -290,6 +290,8 @@ class FunctionBody:
                 return f"ep_keep({e(a)}, {e(b)})"
             case Bin("gap", a, b):       # a - b - 1 modulo 2^64, as int64 (imp.interp)
                 return f"(int64_t)((uint64_t){e(a)} + ~(uint64_t){e(b)})"
+            case Bin("umax", a, b):      # the greater as unsigned coordinates (imp.interp)
+                return f"ep_umax({e(a)}, {e(b)})"
             case Bin("<u", a, b):        # a < b as unsigned: 0 <= a < b for b >= 0
                 return f"((uint64_t){e(a)} < (uint64_t){e(b)})"
             case Bin(op, a, b):

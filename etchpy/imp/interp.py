@@ -36,6 +36,9 @@ BINOPS = {
     "<": lambda a, b: a < b,
     "<=": lambda a, b: a <= b,
     "<u": lambda a, b: int(a) % (1 << 64) < int(b) % (1 << 64),    # as C's uint64_t
+    # the greater as unsigned coordinates (C's ep_umax at the index width: for
+    # coordinates inside it, the same order as uint64_t's)
+    "umax": lambda a, b: b if int(a) % (1 << 64) < int(b) % (1 << 64) else a,
     "gap": lambda a, b: (int(a) - int(b) - 1 + (1 << 63)) % (1 << 64) - (1 << 63),  # no overflow
     "==": lambda a, b: a == b,
     "!=": lambda a, b: a != b,

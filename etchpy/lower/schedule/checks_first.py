@@ -7,8 +7,8 @@ first (segment_checks._scan calls `range_scan`). fused_checks.fuse applies it.
 from __future__ import annotations
 
 from ... import host_facts, imp
-from ...imp import (Accum, Assign, Bin, Const, Decl, GatherSum, Load, Opaque, ParallelFor, Prefetch, Ring,
-                    Select, Var, While, lt, seq)
+from ...imp import (Accum, Assign, Bin, Const, Decl, GatherSum, Load, Not, Opaque, ParallelFor, Prefetch,
+                    Ring, Var, While, lt, seq)
 
 
 def inputs(ahead, early, nan, merged, tuning) -> frozenset[str]:
@@ -56,20 +56,18 @@ def far_walks(loop, lv) -> bool:
 def range_scan(c, ev, lv, bad: str, names, base: str):
     """The coordinates of the block's segments (pos[c] .. pos[ev], pos already
     passed) each inside [0, dim): one flat pass with no branch taking their
-    least and greatest at the arrays' own width (it vectorises), as
-    segment_checks._after_scan's, but before the block runs
+    greatest as unsigned numbers at the arrays' own width (imp `umax`: a negative
+    coordinate is greater than any in [0, dim); one instruction a lane where it
+    vectorises), then one test that it is below dim; before the block runs
     (fused_checks.Level.first)."""
-    k, last, least, most = (names.fresh(f"{base}_{part}")
-                            for part in ("fk", "flast", "fmin", "fmax"))
+    k, last, most = (names.fresh(f"{base}_{part}") for part in ("fk", "flast", "fmax"))
     kv, at = Var(k), Load(lv.crd, Var(k))
     return seq(
         Decl(k, "index", Load(lv.pos, c)), Decl(last, "index", Load(lv.pos, ev)),
-        Decl(least, "coord", Const(0)), Decl(most, "coord", Const(0)),
-        While(lt(kv, Var(last)), seq(Assign(least, Select(lt(at, Var(least)), at, Var(least))),
-                                     Assign(most, Select(lt(Var(most), at), at, Var(most))),
+        Decl(most, "coord", Const(0)),
+        While(lt(kv, Var(last)), seq(Assign(most, Bin("umax", Var(most), at)),
                                      Assign(k, Bin("+", kv, Const(1))))),
-        Assign(bad, Bin("|", Var(bad), Bin("|", lt(Var(least), Const(0)),
-                                           Bin("<=", Var(lv.dim), Var(most))))))
+        Assign(bad, Bin("|", Var(bad), Not(Bin("<u", Var(most), Var(lv.dim))))))
 
 
 def long_rows(loop, lvs, first, now, tuning):

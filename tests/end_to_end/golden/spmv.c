@@ -37,6 +37,13 @@ typedef double ep_val_t;   /* carrier of semiring real */
 
 static inline int64_t ep_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ep_min(int64_t a, int64_t b) { return a < b ? a : b; }
+/* The greater of two coordinates compared as unsigned at their own width (a
+ * negative one is greater than every one in [0, dim)): one instruction a lane
+ * where a pass over coordinates vectorises. */
+static inline ep_idx_t ep_umax(ep_idx_t a, ep_idx_t b)
+{
+    return (uint64_t)a < (uint64_t)b ? b : a;
+}
 
 /* A hint that memory will be read soon (gathers through coordinates), or
  * written soon (EP_PREFETCH_W: the scattered writes of a counting sort).
@@ -598,14 +605,12 @@ int spmv(
                     if (!i_c_bad_1) {
                         int64_t i_c_fk = A_pos1[i_c];
                         int64_t i_c_flast = A_pos1[i_c_block_1];
-                        ep_idx_t i_c_fmin = 0;
                         ep_idx_t i_c_fmax = 0;
                         while (i_c_fk < i_c_flast) {
-                            i_c_fmin = ((A_crd1[i_c_fk] < i_c_fmin) ? A_crd1[i_c_fk] : i_c_fmin);
-                            i_c_fmax = ((i_c_fmax < A_crd1[i_c_fk]) ? A_crd1[i_c_fk] : i_c_fmax);
+                            i_c_fmax = ep_umax(i_c_fmax, A_crd1[i_c_fk]);
                             i_c_fk = (i_c_fk + 1);
                         }
-                        i_c_bad_1 = (i_c_bad_1 | ((i_c_fmin < 0) | (A_dim1 <= i_c_fmax)));
+                        i_c_bad_1 = (i_c_bad_1 | !((uint64_t)i_c_fmax < (uint64_t)A_dim1));
                     }
                     if (i_c_bad_1 != 0) {
                         input_error = 4;
