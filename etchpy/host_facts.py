@@ -31,6 +31,13 @@ long_rows): 0 (off, Intel's C unchanged) on Intel; 20 on AMD Zen 4, where
 tetP2's rows of 25 ran 7-8% faster so and rows of 5-12 slower
 (docs/performance.md, sessions 58 and 59).
 
+`walk_chain_count`, the accumulators into which a checked SpMV's long rows (those
+tested before their block: check_first_from) add their terms
+(lower/schedule/walk_chains.py): 2 on AMD Zen 4, where a row's one chain of adds
+bounds the walk (session 71: rows of 25-40 entries 0.78-0.86 of the one-chain loop
+in two, no faster in four), and so where that arm holds the call's lanes are not
+picked; 1 (one chain; Intel's C unchanged, its check_first_from is 0) elsewhere.
+
 `row_checks`, 1 where a checked kernel's serial loop of scalar walks (an SpMV's
 near rows below the prefetched sizes, a csc SpMV's scattered columns) tests each row's segment as it opens, its
 start carried by the walk, instead of a pass over pos a block ahead
@@ -145,6 +152,11 @@ def check_first_from(facts: tuple[str, int] | None = None) -> int:
     return 20 if zen(facts) else 0
 
 
+def walk_chain_count(facts: tuple[str, int] | None = None) -> int:
+    """The host's Tuning.walk_chain_count (< 2: one chain): 2 on AMD Zen, 1 elsewhere."""
+    return 2 if zen(facts) else 1
+
+
 def row_checks(facts: tuple[str, int] | None = None) -> int:
     """The host's Tuning.row_checks (0: off): 1 on every host read so far. On
     Intel a checked SpMV's scalar rows of 5 ran 1.10-1.12 of the unchecked build
@@ -185,6 +197,7 @@ def sum_lanes(facts: tuple[str, int] | None = None) -> int:
 FIELDS = (("sum_lanes", sum_lanes), ("gather_from", gather_from), ("gather_ragged_from", gather_ragged_from),
           ("gather_from_far", gather_from_far), ("prefetch_values_from", prefetch_values_from),
           ("run_mean_below", run_mean_below), ("check_first_from", check_first_from),
+          ("walk_chain_count", walk_chain_count),
           ("row_checks", row_checks), ("short_mean", short_mean), ("row_stream_count", row_stream_count), ("hash_probe_lanes", hash_probe_lanes))
 
 

@@ -35,7 +35,7 @@ class Tuning:
     table gives each one's default, rule and measurement), in groups: switches
     (bool, True by default but met_checks: an optimisation, strategy or schedule
     pass each); thresholds and sizes (when an optimisation fires, how big its
-    pieces are; -1 in sum_lanes, gather_from, gather_ragged_from, gather_from_far, prefetch_values_from,
+    pieces are; -1 in sum_lanes, walk_chain_count, gather_from, gather_ragged_from, gather_from_far, prefetch_values_from,
     run_mean_below, check_first_from, row_checks, short_mean, row_stream_count, hash_probe_lanes, bfs_narrow_levels and
     lazy_row_block_l2: the host's value, etchpy.host_facts);
     the C helpers (sorts, huge pages, marks); planning and the optimizer
@@ -69,13 +69,11 @@ class Tuning:
     pieces: bool = True               # a level read as dense runs (a band, blocks) loops per run
     band_rows: bool = True            # ... a band of one width per call (uniform): rows unclipped
     row_blocks: bool = True           # a dense output's rows, each a Σ over a band, a block of rows at a time over their shared columns
-    row_streams: bool = True          # a dense output's rows over counted runs (bands,
-                                      # blocks) in interleaved chunks (schedule.row_streams)
+    row_streams: bool = True          # a dense output's rows over counted runs (bands, blocks) in interleaved chunks
     runs_reserve: bool = True         # a run output's row reserves its cells of runs once, pushes unchecked
     runs_last: bool = True            # ... a push compares with the last run's value kept in a variable
     runs: bool = True                 # a Σ over a run once per run; runs × runs per overlap
-    constant_sums: bool = True        # a Σ of a value no state of a counted loop changes
-                                      # (an iso operand's one): once, n-fold (Semiring.repeat)
+    constant_sums: bool = True        # a Σ of a value no state of a counted loop changes (an iso operand's): once, n-fold
     fixed_coordinates: bool = True    # a counted loop's terms each pinned to k = c (ep.eq): once, at c
     saturated_sums: bool = True       # a Σ whose ⊕ one absorbs (boolean) stops once it is one
     flat_walks: bool = True           # a Σ over every parent's segment in turn walked as one segment
@@ -106,6 +104,8 @@ class Tuning:
     check_first: bool = True          # ... a full loop's: before each block (read unclamped)
     check_first_near: bool = False    # ... near rows' and SIMD lanes' too, not only far rows'
     check_first_from: int = -1        # ... near scalar rows' too where entries/rows >= this (0: off; -1: the host's)
+    walk_chains: bool = True          # ... their walks' float Σ into walk_chain_count accumulators (schedule.walk_chains)
+    walk_chain_count: int = -1        # ... that many (< 2: one; -1: the host's)
     check_rows: bool = False          # ... a full loop's segments as each row opens (no pass)
     row_checks: int = -1              # ... check_rows for a scalar loop where this is 1 (0: off; -1: the host's)
     check_twins_once: bool = True     # ... not one sharing a checked input's index arrays; nor twice (A ⊙ B)

@@ -20,7 +20,7 @@ from .. import host_facts, imp
 from .. import tuning as _tuning
 from ..lower import Program, describe_inputs, describe_output
 from ..lower.schedule.fused_checks import ERROR_CODE
-from . import bool_product, walks
+from . import arms, bool_product, walks
 from .sorted_walk import place_max
 from .prototype import CParam, CSource, Prototype, prototype
 from .statements import INDENT, SIMD_LANES, FunctionBody, kept_arrays
@@ -56,7 +56,8 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
     proto = prototype(prog, name)
     error = prog.error
     fb = FunctionBody(prog, semiring, tuning)
-    body = function_body(fb, error)
+    body, split = _split_body(prog, proto, name, semiring, tuning)
+    body = function_body(fb, error) if body is None else body
     env = dict(version=version, banner=list(banner), name=name, idx_type=idx_type,
                val_type=semiring.c_type(), semiring=semiring.name,
                **_complex_types(semiring.dtype),
@@ -67,7 +68,7 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
                uses_and_min=bool_product.uses(semiring, tuning, prog.body))
     t = templates()
     c = t.get_template("kernel.c.j2").render(
-        prototype=proto.render("ep_idx_t", "ep_val_t"), body=body, **env)
+        prototype=proto.render("ep_idx_t", "ep_val_t"), body=body, arms=split, **env)
     own = (f"{name}_idx_t", f"{name}_val_t", f"{name}_restrict")
     header = t.get_template("kernel.h.j2").render(
         params=proto.renamed(*own), header_prototype=proto.render(*own),
@@ -76,6 +77,22 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
         boolean=semiring.dtype.kind == "b", **env)
     cdef = t.get_template("cdef.j2").render(cdef_prototype=proto.render(), **env)
     return CSource(name, c, header, cdef, proto)
+
+
+def _split_body(prog: Program, proto, name: str, semiring, tuning):
+    """(the exported function's body, the arms' functions) where prog has a
+    split condition (c.arms) and neither arm needs helpers of its own, else
+    (None, [])."""
+    cond = arms.split_cond(prog)
+    if cond is None:
+        return None, []
+    fbs = [FunctionBody(p, semiring, tuning) for p in arms.programs(prog, cond)]
+    bodies = [function_body(f, prog.error) for f in fbs]
+    if any(f.helpers for f in fbs):
+        return None, []
+    functions, call = arms.functions(proto.render("ep_idx_t", "ep_val_t"), name,
+                                     proto.params, fbs[0].expr(cond), bodies)
+    return call, functions
 
 
 def _complex_types(dtype) -> dict:

@@ -158,12 +158,17 @@ class While:
 @dataclass(frozen=True)
 class If:
     """`rare`: a hint that `cond` almost never holds (a failed input check): C
-    lays the `then` arm out of the hot path (EP_RARE, __builtin_expect). It
-    changes nothing the statement does."""
+    lays the `then` arm out of the hot path (EP_RARE, __builtin_expect).
+    `split`: a hint that `cond` reads only the function's parameters and arrays
+    no statement writes, so it holds the same value all through a call: C may
+    compile the whole program once for each value, as functions of their own,
+    and pick one as the call begins (c.arms), so that code one call never runs
+    is not laid out with the code it runs. Neither changes what the statement does."""
     cond: Expr
     then: "Stmt"
     else_: "Stmt | None" = None
     rare: bool = False
+    split: bool = False
 
 
 @dataclass(frozen=True)

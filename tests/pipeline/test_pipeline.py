@@ -112,6 +112,7 @@ def test_requests_are_normalised():
 def test_tuning_changes_lists_what_differs_from_the_default():
     from etchpy import host_facts       # the host's fields (-1 in DEFAULT) are named resolved
     host = [f"check_first_from={host_facts.check_first_from()}",
+            f"walk_chain_count={host_facts.walk_chain_count()}",
             f"row_checks={host_facts.row_checks()}",
             f"sum_lanes={host_facts.sum_lanes()}", f"short_mean={host_facts.short_mean()}",
             f"gather_from={host_facts.gather_from()}",
@@ -122,7 +123,7 @@ def test_tuning_changes_lists_what_differs_from_the_default():
             f"row_stream_count={host_facts.row_stream_count()}",
             f"run_mean_below={host_facts.run_mean_below()}"]
     assert pipeline.tuning_changes(tuning.DEFAULT) == host
-    assert pipeline.tuning_changes(tuning.Tuning(seek_linear=2)) == host[:2] + ["seek_linear=2"] + host[2:]
+    assert pipeline.tuning_changes(tuning.Tuning(seek_linear=2)) == host[:3] + ["seek_linear=2"] + host[3:]
     assert pipeline.tuning_changes(tuning.FORCE_HASH)[0] == "force_hash:"
 
 

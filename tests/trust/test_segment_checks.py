@@ -14,6 +14,7 @@ from hypothesis import given, strategies as st
 import etchpy as ep
 from etchpy.errors import InputError
 from etchpy.lower.schedule import fused_checks, segment_checks
+from tuned import INTEL_FACTS
 
 SPMV = "y[i] = A[i,j] * x[j]"
 GUARD = "(uint64_t)j_end < (uint64_t)j_q"       # the per-segment guard's test
@@ -21,9 +22,10 @@ GUARD = "(uint64_t)j_end < (uint64_t)j_q"       # the per-segment guard's test
 
 def spmv(block, threads=None, **options):
     """The SpMV kernel checking its rows a block ahead (`row_checks` 0: not each
-    row as it opens, the host's way on Intel: test_rows_checked.py)."""
-    return ep.compile(SPMV, formats={"A": "csr"}, tuning={"check_block": block, "row_checks": 0},
-                      threads=threads, **options)
+    row as it opens, the host's way on Intel: test_rows_checked.py), its C the
+    one an Intel host's facts shape, on every host."""
+    return ep.compile(SPMV, formats={"A": "csr"}, threads=threads, **options,
+                      tuning={**INTEL_FACTS, "check_block": block, "row_checks": 0})
 
 
 def test_a_full_loop_checks_its_rows_a_block_ahead_and_the_switch_restores_the_guard():
@@ -45,7 +47,7 @@ def test_a_loop_switched_on_the_inputs_size_is_still_a_full_loop(options):
     """Without gathered sums (other value types, or switched off) the size
     switch puts the row loop apart from its counter's start (`i_c = 0; if
     (large) loop else loop`): each way is still a full loop, checked ahead."""
-    tuning = {"check_block": 1024, "row_checks": 0, **options.pop("tuning", {})}
+    tuning = {**INTEL_FACTS, "check_block": 1024, "row_checks": 0, **options.pop("tuning", {})}
     kern = ep.compile(SPMV, formats={"A": "csr"}, tuning=tuning, **options)
     text = kern.source("int32_t").c
     kernel = text[text.index("int etchpy_kernel("):]
@@ -63,7 +65,7 @@ def test_serial_walks_count_bad_coordinates_once_and_threaded_walks_each():
     assert kernel.count("if (input_bad != 0)") == 1
     threaded = spmv(1024, threads=2).source("int32_t").c
     assert "input_bad" not in threaded and "j_q_bad" in threaded
-    each = ep.compile(SPMV, formats={"A": "csr"}, tuning={"check_count_once": False})
+    each = ep.compile(SPMV, formats={"A": "csr"}, tuning={**INTEL_FACTS, "check_count_once": False})
     text = each.source("int32_t").c
     assert "input_bad" not in text and "if (j_q_bad" in text
 

@@ -41,7 +41,7 @@ from ...errors import CHECK_FAILED
 from ...expr.windows import WindowVar
 from ...streams import Walk
 from . import (checks_first, coo_checks, merge_checks, merge_steps, met_checks, row_checks,
-               row_starts, segment_checks)
+               row_starts, segment_checks, walk_chains)
 from ..program import program_names
 from .checked_walks import checked_loop, rows_in_order
 from .order_free import order_free
@@ -224,7 +224,11 @@ def _fuse(prog, tuning, semiring):
     early = {lv.tensor for loop, lvs, off in ahead for lv in lvs} - skipped
     after = _after(ahead, early, nan, tuning)
     first = checks_first.inputs(ahead, early, nan, merged + steps, tuning)
-    body = _blocks(body, ahead, after, first, err, names, tuning)
+    k = walk_chains.count(semiring, tuning)
+    zero = Const(semiring.zero, "value") if k > 1 else None
+    body, longs = _blocks(body, ahead, after, first, err, names, tuning,
+                          lambda n: walk_chains.chain(n, k, names, zero))
+    body = _unpicked(body, longs, names) if k > 1 else body
     bad, once = names.fresh("input_bad"), tuning.check_count_once   # (lanes: their maximum)
     for lv in levels:
         body = _rewrite(body, replace(lv, nan=lv.tensor in nan, ahead=lv.tensor in early,
@@ -243,37 +247,53 @@ def _fuse(prog, tuning, semiring):
                    fused=fused | frozenset(merges) | {m.tensor for m in met}, fused_nan=nan)
 
 
-def _blocks(body, ahead, after, first, err: str, names, tuning):
-    """body with each loop of `ahead` run a block of parents at a time, its
+def _blocks(body, ahead, after, first, err: str, names, tuning, chain):
+    """(body with each loop of `ahead` run a block of parents at a time, its
     levels' segments checked ahead (segment_checks.block_loop), and in the
     loops checks_first.unclamped takes, their coordinates too; or, where
     tuning.check_rows holds (or the host's row_checks is 1 and the loop's walks
     are gathered or scattered sums: an SpMV's rows, a csc SpMV's columns) and row_checks.takes it, each row testing
-    its own segment as it opens (row_checks.row_loop)."""
-    def blocked(loop, lvs, within, now, off):
+    its own segment as it opens (row_checks.row_loop); either way, where
+    checks_first.long_rows holds, the loop's walks tested first, check_block
+    rows at a time, and made `chain(walks)` instead; {pos array: that
+    condition} of those levels)."""
+    def blocked(loop, lvs, within, now, off, size=tuning.check_first_block):
         return segment_checks.block_loop(
             within, [replace(lv, after=lv.tensor in after, first=lv.tensor in now)
-                     for lv in lvs], err, ERROR_CODE,
-            tuning.check_first_block if now else tuning.check_block, names,
+                     for lv in lvs], err, ERROR_CODE, size if now else tuning.check_block, names,
             tuning.chunks_per_thread * (loop.threads if isinstance(loop, ParallelFor) else 1),
             off, tuning.prefetch and not tuning.met_prefetch)   # else met_prefetch hints
 
     def unclamp(n, lv):
         return _rewrite(n, replace(lv, ahead=True, first=True), err, names)
 
-    host_rows = host_facts.resolved(tuning).row_checks > 0
+    host_rows, longs = host_facts.resolved(tuning).row_checks > 0, {}
     for loop, lvs, off in ahead:
         within, now = checks_first.unclamped(loop, lvs, first, unclamp, tuning.check_first_near)
         rows = tuning.check_rows or host_rows and all(checks_first.sums(loop, lv) for lv in lvs)
         if rows and off is None and row_checks.takes(loop, lvs, body, now):
-            body = _replace_loop(body, loop, row_checks.row_loop(within, lvs, err, ERROR_CODE, names))
-            continue
-        new = blocked(loop, lvs, within, now, off)
+            new = row_checks.row_loop(within, lvs, err, ERROR_CODE, names)
+        else:
+            new = blocked(loop, lvs, within, now, off)
         if (long := checks_first.long_rows(loop, lvs, first, now, tuning)) is not None:
             tested, them = checks_first.unclamped(loop, lvs, first, unclamp, True)
-            new = If(long, blocked(loop, lvs, tested, them, off), new)   # by the rows' mean
+            new = If(long, chain(blocked(loop, lvs, tested, them, off, tuning.check_block)), new,
+                     split=True)     # by the rows' mean, a check_block of rows at a time
+            longs.update((lv.pos, long) for lv in lvs)
         body = _replace_loop(body, loop, new)
-    return body
+    return body, longs
+
+
+def _unpicked(body, longs: dict, names):
+    """body with each lanes pick (imp.GatherPick without crd) over a pos array of
+    `longs` made 0 where that array's condition holds (the pick under a new name,
+    then `pick := long ? 0 : it`): those rows run the chained walks tested first,
+    not the lanes (a pick only steers)."""
+    if isinstance(body, GatherPick) and body.crd is None and body.pos in longs:
+        made = names.fresh(body.var)
+        return seq(replace(body, var=made), Decl(body.var, "index", imp.Select(
+            longs[body.pos], Const(0), Var(made))))
+    return imp.map_parts(body, lambda x: _unpicked(x, longs, names))
 
 
 def _met(prog, tuning) -> list[Level]:

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy.tuning import DEFAULT
-from tuned import csr_on_interpreter, on_interpreter, random_csr
+from tuned import INTEL, csr_on_interpreter, on_interpreter, random_csr
 
 i, j, k = ep.indices("i j k")
 A_csr = ep.tensor("A", 2, format="csr")
@@ -56,10 +56,10 @@ def test_rows_that_follow_one_another_prefetch_their_arrays_ahead():
     writes (a transpose). Results do not change; the interpreter checks each
     prefetched index is inside its array or one past it, with a distance that
     reaches past the end of A's arrays."""
-    src = ep.compile(SPMV, tuning=DEFAULT.with_(run_mean_below=0)).c_source   # (Intel's test)
+    src = ep.compile(SPMV, tuning=INTEL).c_source                          # (Intel's test)
     assert "if (524288 <= A_pos1[A_dim0]) {" in src      # once, before the rows (size_switch)
     assert "(j_end - j_q)) {\n" not in src.split("EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);")[0]
-    assert "if (4 <= (j_end - j_q)) {" in ep.compile(SPMV, tuning=DEFAULT.with_(run_short=4)).c_source
+    assert "if (4 <= (j_end - j_q)) {" in ep.compile(SPMV, tuning=INTEL.with_(run_short=4)).c_source
     for a in ("crd1", "vals"):     # at every step of a long row
         assert f"EP_PREFETCH(&A_{a}[ep_min((j_q + 256), A_pos1[A_dim0])]);" in src
     assert "if (32 <= (j_end - j_q)) {" in src
@@ -90,10 +90,10 @@ def test_a_rows_start_prefetches_its_arrays_ahead_unclamped():
     every step. The interpreter checks the row start's own index; results are
     the loop's, in C past the end of A's arrays too (the last rows, run_ahead
     entries before the end)."""
-    src = ep.compile(SPMV, tuning=ep.Tuning(prefetch_values=0)).c_source   # (values far or
+    src = ep.compile(SPMV, tuning=INTEL.with_(prefetch_values=0)).c_source  # (values far or
     for a in ("crd1", "vals"):                                             # not: twice more)
         assert src.count(f"EP_PREFETCH_AHEAD(&A_{a}[j_q], 256);") == 2    # lanes or not
-    off = ep.compile(SPMV, tuning=DEFAULT.with_(prefetch_past=False, prefetch_values=0)).c_source
+    off = ep.compile(SPMV, tuning=INTEL.with_(prefetch_past=False, prefetch_values=0)).c_source
     assert "EP_PREFETCH_AHEAD(&" not in off
     assert off.count("EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);") == 4
     node = ep.imp.Prefetch("A_crd1", ep.imp.Var("q"), ahead=256)

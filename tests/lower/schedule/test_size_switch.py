@@ -27,18 +27,18 @@ def test_the_size_test_is_made_once_before_the_rows():
     made once, outside every loop, in both builds; a per-row part (the row's
     length, with run_short > 0) stays in the rows. Off, the test is made in
     every row."""
-    kern = ep.compile(SPMV, tuning=DEFAULT.with_(prefetch_values=0,     # (far values: a copy)
-                                                 run_mean_below=0))  # (Intel's test: test_run_mean)
+    kern = ep.compile(SPMV, tuning=INTEL.with_(prefetch_values=0))   # (far values: a copy;
+    #                                      Intel's test of the mean: test_run_mean)
     for checked in (True, False):
         prog = kern.compiled.build(checked)
         n = imp.Load("A_pos1", imp.Var("A_dim0"))
-        test = imp.Bin("<=", imp.Const(DEFAULT.run_min_entries), n)
+        test = imp.Bin("<=", imp.Const(INTEL.run_min_entries), n)
         assert [s.cond for s in imp.statements(prog.body)
                 if isinstance(s, imp.If) and test in size_switch.conjuncts(s.cond)] == [test]
         loops = [s for s in imp.statements(prog.body) if isinstance(s, imp.While)]
         assert loops and all(not size_switch.size_tests(loop, {n}) for loop in loops)
     assert kern.c_source.count(f"if ({LARGE}) {{") == 1
-    short = DEFAULT.with_(run_short=4, prefetch_values=0, run_mean_below=0)
+    short = INTEL.with_(run_short=4, prefetch_values=0)
     src = ep.compile(SPMV, tuning=short).c_source
     assert src.count(f"if ({LARGE}) {{") == 1
     assert "if (4 <= (j_end - j_q)) {" in src

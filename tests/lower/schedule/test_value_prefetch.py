@@ -12,11 +12,11 @@ import scipy.sparse as sp
 import etchpy as ep
 from etchpy import imp
 from etchpy.errors import InputError
-from tuned import on_interpreter
+from tuned import INTEL, INTEL_FACTS, on_interpreter
 
 SPMV = "y[i] = A[i,j] * x[j]"
-ON = ep.Tuning(prefetch_values=64,           # the default since session 43
-               prefetch_values_from=0)      # far from prefetch_min_bytes (Intel's rule)
+ON = INTEL.with_(prefetch_values=64,         # the default since session 43; the C an
+                 prefetch_values_from=0)    # Intel host's facts shape, on every host
 # x of any size large enough, and A too (the copy is made where size_switch's test holds)
 SMALL = ON.with_(prefetch_min_bytes=0, run_min_entries=0)
 
@@ -42,7 +42,7 @@ def test_the_pick_and_the_prefetch_are_in_the_c_and_switch_off():
     # one more loop nest, not a second body: the scalar way at large sizes, its
     # long and short rows one loop (the lanes' ways and small sizes as they were)
     assert on.count("x_vals[A_ahead") == 1 and "if (A_far) {" in on
-    assert on == text({"prefetch_values_from": 0})        # the default, Intel's far rule
+    assert on == text({**INTEL_FACTS, "prefetch_values_from": 0})   # the default, Intel's rule
     lanes = text(ON.with_(prefetch_values=0)).count("ep_gather_sum(acc")
     assert on.count("ep_gather_sum(acc") == lanes
     for off in (ON.with_(prefetch_values=0), ON.with_(prefetch=False), "noopt"):
@@ -82,7 +82,8 @@ def test_each_way_of_the_far_pick_keeps_its_rows_checked_ahead(options):
     fall back to a guard each (proofs_notes/gather_sums.md)."""
     def kernel(values):
         o = {"formats": {"A": "csr"}, **options}
-        o["tuning"] = {**o.get("tuning", {}), "prefetch_values": values, "check_block": 1024}
+        o["tuning"] = {**INTEL_FACTS, **o.get("tuning", {}), "prefetch_values": values,
+                       "check_block": 1024}
         c = ep.compile(SPMV, **o).source("int32_t").c
         c = c[min(c.find(f) % len(c) for f in ("static EP_NOINLINE", "int etchpy_kernel(")):]
         return c, len(re.findall(r"\bint \w+_bad\w* = ", c))     # a block's scan flag each
