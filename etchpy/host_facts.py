@@ -31,6 +31,15 @@ long_rows): 0 (off, Intel's C unchanged) on Intel; 20 on AMD Zen 4, where
 tetP2's rows of 25 ran 7-8% faster so and rows of 5-12 slower
 (docs/performance.md, sessions 58 and 59).
 
+`run_min_entries`, the entries from which a level's consecutive rows (and far
+rows' gathered values) are prefetched (lower/schedule/prefetch.py, large_runs):
+2¹⁹ on Intel (the C as before); 1.25 · 2²⁰ on AMD Zen, whose 32 MiB L3 holds a
+matrix of a million entries that its hardware prefetchers then follow better
+than the rows' prefetches (session 71, the whole call of an SpMV on a scipy
+input against scipy: 2-D Poisson 400² 1.12 -> 0.87, 3-D 50³ 1.00 -> 0.82,
+scikit-fem's triP2 r7 1.04 -> 0.90); from about 1.5e6 entries the prefetches win
+again (2-D 550² 0.75-0.80 with them, 0.92 without; 3-D 60³ 0.72-0.76 / 0.91).
+
 `walk_chain_count`, the accumulators into which a checked SpMV's long rows (those
 tested before their block: check_first_from) add their terms
 (lower/schedule/walk_chains.py): 2 on AMD Zen 4, where a row's one chain of adds
@@ -152,6 +161,11 @@ def check_first_from(facts: tuple[str, int] | None = None) -> int:
     return 20 if zen(facts) else 0
 
 
+def run_min_entries(facts: tuple[str, int] | None = None) -> int:
+    """The host's Tuning.run_min_entries: 1.25 · 2²⁰ on AMD Zen, 2¹⁹ elsewhere."""
+    return 5 << 18 if zen(facts) else 1 << 19
+
+
 def walk_chain_count(facts: tuple[str, int] | None = None) -> int:
     """The host's Tuning.walk_chain_count (< 2: one chain): 2 on AMD Zen, 1 elsewhere."""
     return 2 if zen(facts) else 1
@@ -197,7 +211,7 @@ def sum_lanes(facts: tuple[str, int] | None = None) -> int:
 FIELDS = (("sum_lanes", sum_lanes), ("gather_from", gather_from), ("gather_ragged_from", gather_ragged_from),
           ("gather_from_far", gather_from_far), ("prefetch_values_from", prefetch_values_from),
           ("run_mean_below", run_mean_below), ("check_first_from", check_first_from),
-          ("walk_chain_count", walk_chain_count),
+          ("walk_chain_count", walk_chain_count), ("run_min_entries", run_min_entries),
           ("row_checks", row_checks), ("short_mean", short_mean), ("row_stream_count", row_stream_count), ("hash_probe_lanes", hash_probe_lanes))
 
 

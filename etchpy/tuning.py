@@ -35,7 +35,7 @@ class Tuning:
     table gives each one's default, rule and measurement), in groups: switches
     (bool, True by default but met_checks: an optimisation, strategy or schedule
     pass each); thresholds and sizes (when an optimisation fires, how big its
-    pieces are; -1 in sum_lanes, walk_chain_count, gather_from, gather_ragged_from, gather_from_far, prefetch_values_from,
+    pieces are; -1 in sum_lanes, walk_chain_count, run_min_entries, gather_from, gather_ragged_from, gather_from_far, prefetch_values_from,
     run_mean_below, check_first_from, row_checks, short_mean, row_stream_count, hash_probe_lanes, bfs_narrow_levels and
     lazy_row_block_l2: the host's value, etchpy.host_facts);
     the C helpers (sorts, huge pages, marks); planning and the optimizer
@@ -244,7 +244,7 @@ class Tuning:
     run_ahead: int = 256              # entries ahead of a segment's start prefetched
     run_short: int = 0                # shorter segments prefetch nothing (0: no test)
     run_long: int = 32                # longer segments prefetch at every step
-    run_min_entries: int = 1 << 19    # levels with fewer entries prefetch nothing
+    run_min_entries: int = -1         # levels with fewer entries prefetch nothing (-1: the host's)
     run_mean_below: int = -1          # ... nor those of a mean segment this long (0: any; -1: the host's)
     run_far_bytes: int = 1 << 15      # far gathers from more: a row's values not prefetched
     run_lines: int = 32               # lines a counted run (band, row of blocks) prefetches

@@ -121,6 +121,7 @@ def test_tuning_changes_lists_what_differs_from_the_default():
             f"hash_probe_lanes={host_facts.hash_probe_lanes()}",
             f"prefetch_values_from={host_facts.prefetch_values_from()}",
             f"row_stream_count={host_facts.row_stream_count()}",
+            f"run_min_entries={host_facts.run_min_entries()}",
             f"run_mean_below={host_facts.run_mean_below()}"]
     assert pipeline.tuning_changes(tuning.DEFAULT) == host
     assert pipeline.tuning_changes(tuning.Tuning(seek_linear=2)) == host[:3] + ["seek_linear=2"] + host[3:]

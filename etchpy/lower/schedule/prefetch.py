@@ -110,8 +110,9 @@ def _gather(em, s, blk, t, body: list) -> imp.Expr | None:
 
 
 def runs_wanted(s, least: int, tuning) -> imp.Expr:
-    """The level's arrays are large (tuning.run_min_entries entries or more: an
-    operand in cache gains nothing and pays the tests and prefetches) and this
+    """The level's arrays are large (tuning.run_min_entries entries or more, the
+    host's at -1: an operand in cache gains nothing and pays the tests and
+    prefetches) and this
     segment has at least `least` entries (least <= 0: every segment, with no
     test of its length: in a row of the checked build that test cost more than
     the prefetches it saves; docs/performance.md, "Prefetching consecutive rows")."""
@@ -130,8 +131,8 @@ def large_runs(n, tuning) -> imp.Expr:
     rows at any mean where its mean block is shorter than tuning.short_mean
     (n < short_mean · seg[parents] too: pieces.short_mean). It reads only
     constants, n and parents: size_switch makes it once, before the loops."""
-    least = Const(tuning.run_min_entries)
     host = host_facts.resolved(tuning)
+    least = Const(host.run_min_entries)
     mean, short = host.run_mean_below, host.short_mean
     parents = _parents(n)
     if mean <= 0 or parents is None:

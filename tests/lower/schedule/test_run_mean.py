@@ -31,6 +31,19 @@ def test_the_table_and_the_default():
         host_facts.resolved(DEFAULT.with_(run_mean_below=-2))
 
 
+def test_the_hosts_least_entries():
+    """Tuning.run_min_entries is the host's at -1: 1.25 · 2²⁰ on AMD Zen (a matrix in
+    its L3: no row prefetches), 2¹⁹ elsewhere; an explicit value wins in the test."""
+    for facts, least in [(("GenuineIntel", 6), 1 << 19), (("AuthenticAMD", 25), 5 << 18),
+                         (("", 0), 1 << 19)]:
+        assert host_facts.run_min_entries(facts) == least
+    assert DEFAULT.run_min_entries == -1
+    assert host_facts.resolved(DEFAULT).run_min_entries == host_facts.run_min_entries()
+    for least in (0, 64, 1 << 22):
+        test = prefetch.large_runs(N, DEFAULT.with_(run_mean_below=0, run_min_entries=least))
+        assert test == imp.Bin("<=", imp.Const(least), N)
+
+
 def test_the_test_is_one_unsigned_comparison_made_once():
     """With a mean, the size test bounds n on both sides in one comparison that
     size_switch takes for a size test (made once, outside every loop); with 0
