@@ -1,7 +1,7 @@
 """Fused checks and gathered sums under several tunings, one process (session 55).
 
     python -m bench.checks_ab [--seconds S] [--whole | --tensor] [--alternate] [--real MOST]
-                              [TUNING ...]
+                              [--large] [TUNING ...]
 
 Each TUNING is `field=value[,field=value]` of ep.Tuning (e.g. `gather_sums=False`,
 `check_rows=True`); the default Tuning is always the first. Without --whole,
@@ -22,7 +22,10 @@ Matrices: 2-D 5-point Poisson 45² and 141², 3-D 7-point Poisson 23³ (as
 bench.calls' spmv part), rows of 10 random columns (1e4 rows) and rows of 40
 (2500 rows): the last takes the scalar loop's long rows where the lanes are off.
 With --real MOST, then scikit-fem's matrices of bench.audit39 of at most MOST
-stored entries (csr, int32 indices; needs scikit-fem, the bench extra).
+stored entries (csr, int32 indices; needs scikit-fem, the bench extra). With
+--large, instead of the five above, stencils and random rows of 8e5 to 5e6
+entries around the size from which rows prefetch their arrays
+(Tuning.run_min_entries; session 71).
 """
 from __future__ import annotations
 
@@ -39,6 +42,7 @@ import etchpy as ep
 
 from bench import calls_sparse
 from bench.calls import stencil3_csr, stencil_csr
+from bench.kernel_inputs import per_row_csr
 from bench.kernels import rng_for
 from bench.timing import alternate_clocks
 
@@ -58,6 +62,17 @@ def matrices():
     yield "3-D Poisson 23³", stencil3_csr(23)
     yield "rows of 10, 1e4 rows", rows(10_000, 10)
     yield "rows of 40, 2500 rows", rows(2500, 40)
+
+
+def large_matrices():
+    """(label, csr matrix with int32 indices) of 8e5 to 5e6 stored entries."""
+    rng = rng_for("checks-ab-large")
+    for g in (400, 550, 600, 1000):
+        yield f"2-D Poisson {g}²", stencil_csr(g)
+    for g in (50, 60, 70, 90):
+        yield f"3-D Poisson {g}³", stencil3_csr(g)
+    for per in (10, 12):
+        yield f"rows of {per}, 1e5 rows", per_row_csr(rng, 100_000, 100_000, per)
 
 
 def real_matrices(most: int):
@@ -117,11 +132,15 @@ def main(argv=None):
     ap.add_argument("--tensor", action="store_true")
     ap.add_argument("--alternate", action="store_true")
     ap.add_argument("--real", type=int, default=0, metavar="MOST")
+    ap.add_argument("--large", action="store_true")
     args = ap.parse_args(argv)
     specs = {"default": ep.Tuning(), **{s: tuning_of(s) for s in args.tunings}}
     kerns = {k: ep.compile(SPMV, formats={"A": "csr"}, tuning=t) for k, t in specs.items()}
-    both = itertools.chain(matrices(), real_matrices(args.real) if args.real else ())
+    both = itertools.chain(large_matrices() if args.large else matrices(),
+                           real_matrices(args.real) if args.real else ())
     for label, A in both:
+        A = sp.csr_array((A.data, A.indices.astype(np.int32), A.indptr.astype(np.int32)),
+                         shape=A.shape)
         pool = [rng_for(f"checks-ab-x-{k}").random(A.shape[1]) for k in range(3)]
         if args.whole or args.tensor:
             def whole(f, c=[0]):
