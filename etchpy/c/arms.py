@@ -8,8 +8,8 @@ never took the arm; docs/performance.md, session 71). So the kernel is written
 as two functions of its own, the program with the condition true and with it
 false (`folded`), and the exported function picks one as the call begins:
 
-    static EP_ARM int NAME_arm1(params) { the program, cond := 1 }
     static EP_ARM int NAME_arm0(params) { the program, cond := 0 }
+    static EP_ARM int NAME_arm1(params) { the program, cond := 1 }
     int NAME(params) { return (cond) ? NAME_arm1(args) : NAME_arm0(args); }
 
 Each function runs exactly the statements the program runs when the condition
@@ -57,11 +57,12 @@ def programs(prog, cond) -> tuple:
 
 
 def functions(prototype: str, name: str, params, cond_c: str, bodies) -> tuple[list[str], str]:
-    """(the two arms' C functions, the exported function's body) for a kernel
-    whose `prototype` text is `int NAME(...)`; bodies: (true arm, false arm)."""
+    """(the two arms' C functions, the false arm's first, the exported function's
+    body) for a kernel whose `prototype` text is `int NAME(...)`; bodies: (true
+    arm, false arm)."""
     args = ", ".join(p.name for p in params)
     arms = []
-    for k, body in zip((1, 0), bodies):
+    for k, body in zip((0, 1), bodies[::-1]):
         head = prototype.replace(f"int {name}(", f"static EP_ARM int {name}_arm{k}(", 1)
         arms.append(f"{head}\n{{\n{body}\n}}")
     call = f"    return ({cond_c}) ? {name}_arm1({args}) : {name}_arm0({args});"

@@ -188,7 +188,8 @@ def _picks(body) -> dict:
     """Which pick helpers (imp.GatherPick) of kernel.c.j2 the program needs."""
     picks = [u for u in imp.statements(body) if isinstance(u, imp.GatherPick)]
     return dict(uses_gather_spread=any(u.rows_far and u.far_mild for u in picks),
-                uses_far_pick=any(u.crd is not None for u in picks))
+                uses_far_pick=any(u.crd is not None and not u.near for u in picks),
+                uses_near_pick=any(u.crd is not None and u.near for u in picks))
 
 
 def _probe_lanes(tuning: _tuning.Tuning) -> int:

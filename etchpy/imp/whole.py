@@ -89,7 +89,11 @@ class GatherPick:
     far pick's variable, lower/schedule/far_rows.py): where that pick is set,
     ragged rows take the lanes from a mean of `far_ragged` (0: `ragged`), and
     from `far_mild` (0: not) when their lengths' standard deviation is at most
-    the mean / `far_spread` (C: ep_gather_spread)."""
+    the mean / `far_spread` (C: ep_gather_spread). With `crd` and `near` > 0:
+    instead, whether the segments' gathers share cache lines (C: ep_near_pick,
+    1 when most sampled segments of two entries or more have a quarter of their
+    first 16 steps between consecutive coordinates in [0, near]: a mesh's rows;
+    random rows' are not)."""
     var: str
     pos: str
     parents: str
@@ -104,6 +108,7 @@ class GatherPick:
     far_ragged: int = 0
     far_mild: int = 0
     far_spread: int = 4
+    near: int = 0
 
 
 @dataclass(frozen=True)

@@ -65,8 +65,9 @@ def _checked_c(tuning, idx="int32_t") -> str:
 
 def test_the_checked_spmv_is_two_functions_and_a_pick():
     src = _checked_c(LONG)
-    one = src[src.index("static EP_ARM int etchpy_kernel_arm1("):src.index("static EP_ARM int etchpy_kernel_arm0(")]
-    zero = src[src.index("static EP_ARM int etchpy_kernel_arm0("):src.index("int etchpy_kernel(")]
+    zero = src[src.index("static EP_ARM int etchpy_kernel_arm0("):]
+    zero, one = zero[:zero.index("\n}\n")], src[src.index("static EP_ARM int etchpy_kernel_arm1("):]
+    assert src.index("etchpy_kernel_arm0(") < src.index("etchpy_kernel_arm1(")    # the false one first
     assert "_chain" in one and "_chain" not in zero
     pick = src[src.index("int etchpy_kernel("):]
     assert "return (((20 * A_dim0) <= A_pos1[A_dim0])) ? etchpy_kernel_arm1(" in pick
@@ -104,3 +105,16 @@ def test_either_function_answers_or_refuses(lengths):
     B.indptr[row + 1] = B.indptr[row] - 1                 # a row pointer going back
     with pytest.raises(InputError, match="A"):
         kern(A=B, x=x)
+
+
+def test_two_long_levels_split_on_the_first_and_keep_the_second_if():
+    """A chain of two csr SpMVs (two levels with a long-rows test each): the
+    kernel splits on one test; the other's If, in both functions, still makes its
+    near pick (declared before the functions) and answers as scipy."""
+    i, j, k = ep.indices("i j k")
+    A, B, x = ep.tensor("A", 2, "csr"), ep.tensor("B", 2, "csr"), ep.tensor("x", 1)
+    kern = ep.compile(ep.sum(j, A[i, j] * ep.sum(k, B[j, k] * x[k])), tuning=LONG)
+    M, N = _rows([25, 3, 40, 0, 22] * 10), _rows([4, 30, 21] * 16 + [5, 6], cols=50, seed=4)
+    v = np.arange(50) % 5 + 1.0
+    np.testing.assert_allclose(kern(A=M, B=N, x=v), M @ (N @ v))
+    assert "ep_near_pick" in kern.source("int32_t").c

@@ -27,8 +27,9 @@ def _names(stmt, part):
 
 
 def _switches(prog):
-    """The Ifs on a mean row length: `c * parents <= pos[parents]`."""
-    return [s for s in imp.statements(prog.body) if isinstance(s, imp.If)
+    """The Ifs on a mean row length between two row loops: `c * parents <=
+    pos[parents]` (not the near pick's, which has no else: walk_chains.md)."""
+    return [s for s in imp.statements(prog.body) if isinstance(s, imp.If) and s.else_ is not None
             and isinstance(s.cond, imp.Bin) and s.cond.op == "<="
             and isinstance(s.cond.a, imp.Bin) and s.cond.a.op == "*"
             and isinstance(s.cond.b, imp.Load)]

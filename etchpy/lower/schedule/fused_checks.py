@@ -255,8 +255,7 @@ def _blocks(body, ahead, after, first, err: str, names, tuning, chain):
     are gathered or scattered sums: an SpMV's rows, a csc SpMV's columns) and row_checks.takes it, each row testing
     its own segment as it opens (row_checks.row_loop); either way, where
     checks_first.long_rows holds, the loop's walks tested first, check_block
-    rows at a time, and made `chain(walks)` instead; {pos array: that
-    condition} of those levels)."""
+    rows at a time, and made `chain(walks)` instead; {pos: (that test, Level)})."""
     def blocked(loop, lvs, within, now, off, size=tuning.check_first_block):
         return segment_checks.block_loop(
             within, [replace(lv, after=lv.tensor in after, first=lv.tensor in now)
@@ -279,20 +278,24 @@ def _blocks(body, ahead, after, first, err: str, names, tuning, chain):
             tested, them = checks_first.unclamped(loop, lvs, first, unclamp, True)
             new = If(long, chain(blocked(loop, lvs, tested, them, off, tuning.check_block)), new,
                      split=True)     # by the rows' mean, a check_block of rows at a time
-            longs.update((lv.pos, long) for lv in lvs)
+            longs.update((lv.pos, (long, lv)) for lv in lvs)
         body = _replace_loop(body, loop, new)
     return body, longs
 
 
 def _unpicked(body, longs: dict, names):
-    """body with each lanes pick (imp.GatherPick without crd) over a pos array of
-    `longs` made 0 where that array's condition holds (the pick under a new name,
-    then `pick := long ? 0 : it`): those rows run the chained walks tested first,
-    not the lanes (a pick only steers)."""
+    """body with each lanes pick (imp.GatherPick without crd) over a level of
+    `longs` ({pos: (test, Level)}) made 0 where the test holds and the rows gather
+    from shared lines (ep_near_pick, made only there; the pick renamed, then `pick
+    := near ? 0 : it`): they run the chained walks; random rows keep the lanes,
+    faster there (a pick only steers)."""
     if isinstance(body, GatherPick) and body.crd is None and body.pos in longs:
-        made = names.fresh(body.var)
-        return seq(replace(body, var=made), Decl(body.var, "index", imp.Select(
-            longs[body.pos], Const(0), Var(made))))
+        long, lv = longs[body.pos]
+        made, near, pick = (names.fresh(n) for n in (body.var, f"{lv.tensor}_near", "near"))
+        return seq(Decl(near, "index", Const(0)), If(long, seq(
+            GatherPick(pick, lv.pos, lv.parents, lv.crd, lv.dim, near=8), Assign(near, Var(pick))),
+            split=True), replace(body, var=made),
+            Decl(body.var, "index", imp.Select(Var(near), Const(0), Var(made))))
     return imp.map_parts(body, lambda x: _unpicked(x, longs, names))
 
 

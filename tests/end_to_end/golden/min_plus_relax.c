@@ -412,8 +412,13 @@ static inline double ep_gather_ext(double acc, int64_t q, int64_t e, const doubl
  * etchpy/host_facts.py; shorter rows take the scalar loop faster), or, with
  * `from` 0 (min and max lanes), take few enough chunks of eight:
  * 6 * ceil(L / 8) <= L (lanes for L = 7, 8 and from 12), else 0. With `from`
- * < 0 (a flat walk: every row's segment as one, lower.schedule.flat_walks), 1. */
-static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n, int64_t from, int64_t ragged_from)
+ * < 0 (a flat walk: every row's segment as one, lower.schedule.flat_walks), 1.
+ * Inlined wherever it is made: how many functions make it (a split kernel's
+ * two, c/arms.py) then does not change the code around it. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n, int64_t from, int64_t ragged_from)
 {
     if (from < 0)
         return 1;

@@ -28,7 +28,9 @@ def _chains(stmt) -> int:
 
 
 def _split(prog) -> list:
-    return [s for s in imp.statements(prog.body) if isinstance(s, imp.If) and s.split]
+    """The split Ifs between two row loops (not the near pick's, which has no else)."""
+    return [s for s in imp.statements(prog.body)
+            if isinstance(s, imp.If) and s.split and s.else_ is not None]
 
 
 def _ragged(dtype, seed=0):
@@ -58,12 +60,17 @@ def test_the_long_arm_alone_takes_the_chains():
 
 def test_the_lanes_are_not_picked_where_long_rows_chain():
     """The lanes pick, declared under a new name, is 0 where the long rows' test
-    holds (a pick only steers): in C the long arm's copy has it a constant."""
+    holds and a near pick (ep_near_pick: the rows' gathers share cache lines, a
+    mesh's) says so (a pick only steers); the near pick is made in the long
+    rows' function alone, the other keeps the C of before."""
     src = ep.compile(TEXT, formats={"A": "csr"}, tuning=FIRST).source("int32_t").c
-    assert "int64_t A_gather = (1 ? 0 : A_gather_1);" in src
-    assert "int64_t A_gather = (0 ? 0 : A_gather_1);" in src
+    zero, one = (src[src.index(f"int etchpy_kernel_arm{k}("):] for k in (0, 1))
+    zero = zero[:zero.index("\n}\n")]
+    assert "ep_near_pick(A_pos1, A_crd1, A_dim0, 8);" in one[:one.index("\n}\n")]
+    assert "ep_near_pick(A_pos1, A_crd1" not in zero
+    assert src.count("int64_t A_gather = (A_near ? 0 : A_gather_1);") == 2
     off = ep.compile(TEXT, formats={"A": "csr"}, tuning=OFF).source("int32_t").c
-    assert "A_gather_1" not in off
+    assert "A_gather_1" not in off and "ep_near_pick" not in off
 
 
 @pytest.mark.parametrize("k", [2, 3, 4])
