@@ -55,16 +55,18 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
         raise ValueError("an imp.Break outside a While (through If, Seq and Block only)")
     proto = prototype(prog, name)
     error = prog.error
-    fb = FunctionBody(prog, semiring, tuning)
     body, split = _split_body(prog, proto, name, semiring, tuning)
-    body = function_body(fb, error) if body is None else body
+    helpers = []                  # (a split kernel's functions need none: _split_body)
+    if body is None:
+        fb = FunctionBody(prog, semiring, tuning)
+        body, helpers = function_body(fb, error), fb.helpers
     env = dict(version=version, banner=list(banner), name=name, idx_type=idx_type,
                val_type=semiring.c_type(), semiring=semiring.name,
                **_complex_types(semiring.dtype),
                fp_contract=tuning.fp_contract and _contracts(prog, semiring),
                include_header=include_header, refuses=bool(prog.refuse_above),
                checks=error is not None, check_code=ERROR_CODE,
-               helpers=fb.helpers, **_helper_switches(prog.body, tuning),
+               helpers=helpers, **_helper_switches(prog.body, tuning),
                uses_and_min=bool_product.uses(semiring, tuning, prog.body))
     t = templates()
     c = t.get_template("kernel.c.j2").render(
