@@ -55,10 +55,10 @@ class Tuning:
 
     # -- switches: strategy choices and schedule passes -----------------------
     markers: bool = True              # scatter a reused compressed row into a dense marker
-    keyed_markers: bool = True        # ... one cell per (parent, coordinate), each parent's
-                                      # fibre scattered once per call, where priced cheaper
+    keyed_markers: bool = True        # ... a cell per (parent, coordinate), each parent's fibre scattered once a call, where priced cheaper
     bit_markers: bool = True          # ... a marker filled once per call a bit per cell
     merge_or_gallop: bool = True      # per segment pair: two-finger merge or leapfrog
+    match_step: bool = True           # a two-finger merge steps both on a match by a branch
     step_fronts: bool = True          # a union of always-ready operands steps its fronts
     keep_union_index: bool = True     # a union over levels below keeps its index in a variable
     short_intersect: bool = True      # two short segments intersected at once (SIMD)

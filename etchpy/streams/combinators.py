@@ -5,14 +5,14 @@
     bounded_range(v, lo, hi, x)  x at every coordinate lo..hi-1; skip jumps, no locate
     mul(a, b)              intersection; by iterate-and-locate, by leapfrog, by
                            merge-or-leapfrog chosen per segment pair, or by a
-                           plain merge (per level, as the planner chose)
+                           plain merge (per level, as the planner chose; two_finger.py)
     add(a, b)              union; by iterate-and-locate, by skipping both operands past
                            the front, or by stepping the fronts (its index kept: kept_index)
     guard(c, x)            x where c holds, the empty stream elsewhere;  contract(s, v)  Σ over v
     map_leaf(f, s)         f applied to every innermost value
 
 Each one names the facts it keeps (facts.py); every other fact of its operands
-is dropped. The strategy switches (merge_or_gallop, short_intersect,
+is dropped. The strategy switches (merge_or_gallop, match_step, short_intersect,
 step_fronts) and the gallop ratio come from the Tuning passed in; with every
 switch off, products leapfrog and unions skip, which is correct on its own
 (proofs_notes/: one note per combinator, facts.md for the facts).
@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .. import imp
-from ..imp import (ONE, TRUE, ZERO, Assign, Const, If, Ring, Var, and_, eq, incr, le, lt,
+from ..imp import (ONE, TRUE, ZERO, Assign, Const, If, Ring, Var, and_, eq, incr, lt,
                   max_, not_, or_, select, seq)
 from ..tuning import Tuning
 from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Entries, Extent, Facts, Flat, Full,
@@ -30,10 +30,11 @@ from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Entries, Extent, 
                     Walk, WindowWalk)
 from .hoist import Distinct, guard_product, once
 from .kept_index import kept_index
-from .merged import Met, met, merged as merged_walks
+from .merged import met, merged as merged_walks
 from .runs import LISTS, has_runs, is_runs, join_runs, runs_product, zip_runs
 from .shift_runs import mul_idempotent
 from .stream import Stream, Value, blocks_of, is_stream, most_bound
+from .two_finger import advance_if, intersect_by_merge, intersect_by_merge_or_leapfrog
 from .window import Inside, intersect_inside
 
 
@@ -154,7 +155,7 @@ def _intersect(names, tuning: Tuning, a: Stream, b: Stream, leap: Stream, how) -
     if how == "gallop":
         return leap.derive(leap.facts, search=leap.search + " (gallop: planned)")
     if how == "merge" and _always_ready_segments(a, b):
-        return intersect_by_merge(names, a, b, leap)
+        return intersect_by_merge(names, a, b, leap, tuning)
     if not (tuning.merge_or_gallop and _always_ready_segments(a, b)):
         return leap
     return intersect_by_merge_or_leapfrog(names, tuning, a, b, leap)
@@ -174,76 +175,6 @@ def intersect_by_leapfrog(names, a: Stream, b: Stream, combine) -> Stream:
     most = imp.min_bound(most_bound(a), most_bound(b))
     return merged.derive(merged.facts.keep(Prelude).add(None if most is None else Most(most),
                                                         met(a, b)))   # streams.merged
-
-
-def intersect_by_merge_or_leapfrog(names, tuning: Tuning, a: Stream, b: Stream,
-                                   leap: Stream) -> Stream:
-    """Intersection of two always-ready segments, choosing per segment pair from
-    their extents: a two-finger merge (next advances exactly the operands at the
-    front, one step, no branch) when the lengths are comparable, else the
-    leapfrog. The merge's state (smaller index, equal indices) strictly
-    increases because an always-ready simple stream's index does."""
-    g, fa, fb = (names.fresh(f"{a.var}_{n}") for n in ("gallop", "fa", "fb"))
-    ratio, ea, eb = Const(tuning.gallop_ratio), a.facts.get(Extent).n, b.facts.get(Extent).n
-    choose = Assign(g, or_(lt(imp.mul(ea, ratio), eb), lt(imp.mul(eb, ratio), ea)))
-    merge_next = seq(Assign(fa, le(a.index, b.index)), Assign(fb, le(b.index, a.index)),
-                     _advance_if(fa, a), _advance_if(fb, b))
-    short = _short(tuning, a, b, leap)
-    search = (f"merge [{a.search}] with [{b.search}], leapfrog when one is "
-              f"≥{tuning.gallop_ratio}x longer"
-              + (f", all pairs at once when both have ≤{tuning.short_segment}"
-                     if short else ""))
-    return leap.derive(
-        leap.facts.keep(Prelude, Most, Met).add(Choice(g), short),
-        state=leap.state + ((g, "bool"), (fa, "bool"), (fb, "bool")),
-        init=seq(leap.init, choose), skip=_merge_skip(a, b, leap, g),
-        index=select(Var(g), leap.index, select(lt(a.index, b.index), a.index, b.index)),
-        next=If(Var(g), leap.next, merge_next), search=search)
-
-
-def intersect_by_merge(names, a: Stream, b: Stream, leap: Stream) -> Stream:
-    """Intersection of two always-ready streams by a two-finger merge alone:
-    the merge way of intersect_by_merge_or_leapfrog with no per-segment flag
-    (the planner chose it for comparable fibres: plan.algorithms)."""
-    fa, fb = (names.fresh(f"{a.var}_{n}") for n in ("fa", "fb"))
-    merge_next = seq(Assign(fa, le(a.index, b.index)), Assign(fb, le(b.index, a.index)),
-                     _advance_if(fa, a), _advance_if(fb, b))
-    return leap.derive(
-        leap.facts.keep(Prelude, Most, Met),
-        state=leap.state + ((fa, "bool"), (fb, "bool")), skip=_merge_skip(a, b, leap, None),
-        index=select(lt(a.index, b.index), a.index, b.index), next=merge_next,
-        search=f"merge [{a.search}] with [{b.search}] (planned)")
-
-
-def _merge_skip(a: Stream, b: Stream, leap: Stream, g: str | None):
-    """Merging, the state is (smaller index, equal indices): with the operands
-    at t and at u > t it is (t, false), and skip(t, false) must move past it,
-    which the operands' own skips (past (t, false)) do not. There is no match at
-    t, so the one at t moves past t."""
-    both = and_(a.valid, b.valid)
-
-    def skip(t, r):
-        settle = seq(If(and_(both, and_(lt(a.index, b.index), eq(a.index, t))), a.skip(t, TRUE)),
-                     If(and_(both, and_(lt(b.index, a.index), eq(b.index, t))), b.skip(t, TRUE)))
-        return seq(leap.skip(t, r), settle if g is None else If(not_(Var(g)), settle))
-
-    return skip
-
-
-def _short(tuning: Tuning, a: Stream, b: Stream, leap: Stream) -> Short | None:
-    """Short(a, b) for two unique segments at the innermost level (lowering then
-    emits the body once more, for two short segments at once)."""
-    sa, sb = a.facts.get(Segment), b.facts.get(Segment)
-    if not (tuning.short_intersect and sa and sb and not is_stream(leap.value)):
-        return None
-    return Short(sa, sb)
-
-
-def _advance_if(flag: str, s: Stream) -> imp.Stmt:
-    """s.next when flag holds; a counter step q += flag needs no branch."""
-    if isinstance(s.next, Assign) and s.next == incr(s.next.name):
-        return Assign(s.next.name, imp.add(Var(s.next.name), Var(flag)))
-    return If(Var(flag), s.next)
 
 
 def _merged(names, a: Stream, b: Stream, valid, index, ready, value, search) -> Stream:
@@ -346,8 +277,8 @@ def union_by_stepping_fronts(names, a: Stream, b: Stream, union: Stream) -> Stre
     a_first, b_first = order_le(a, b), order_le(b, a)
     return union.derive(union.facts.keep(Prelude, Split, Most, Locate).add(merged_walks(a, b)),
         state=union.state + ((fa, "bool"), (fb, "bool")),
-        next=seq(Assign(fa, a_first), Assign(fb, b_first), _advance_if(fa, a),
-                 _advance_if(fb, b)))
+        next=seq(Assign(fa, a_first), Assign(fb, b_first), advance_if(fa, a),
+                 advance_if(fb, b)))
 
 # ---------------------------------------------------------- guard, Σ, leaf maps
 

@@ -67,6 +67,8 @@ CASES = [
     ("short_intersect", A[i, j] * B[i, j], "csr", 1, {}, has(imp.ShortIntersect)),
     ("merge_or_gallop", A[i, j] * B[i, j], "csr", 1, {}, lambda p: "j_gallop" in imp.show(p.body)),
     ("step_fronts", A[i, j] + B[i, j], "csr", 1, {}, lambda p: "j_fa" in imp.show(p.body)),
+    ("match_step", A[i, j] * B[i, j], "csr", 1, {},
+     lambda p: "j_q_2 = (j_q_2 + 1)" in imp.show(p.body)),
     ("hide_segment_counters", ep.sum(j, A[i, j] * x[j]), None, 1, {}, has(imp.Opaque)),
     ("markers", ep.sum((a, b, c), U[a, b] * U[b, c] * U[a, c]), None, 1, {},
      lambda p: "_mark" in imp.show(p.body)),

@@ -152,3 +152,27 @@ def test_short_intersections_without_simd_merge(monkeypatch):
     got = kern(A=wide[0], B=wide[1])
     assert kern.library("int64_t").flags[-1] == "-O2"
     np.testing.assert_array_equal(got.toarray(), M.multiply(N).toarray())
+
+
+@pytest.mark.parametrize("match_step", [True, False])
+@pytest.mark.parametrize("pattern", ["same", "half", "shifted", "disjoint"])
+def test_a_merge_steps_a_match_by_its_own_branch(match_step, pattern):
+    """Tuning.match_step: a two-finger merge moves both operands on a match in a
+    branch of its own (the rest by strict compares, no branch), the same moves as
+    the branch-free ≤ step. Checked on scipy inputs (the C path and its checks)
+    where every step matches, half do, none do, and where rows end at once."""
+    rng = np.random.default_rng(len(pattern))
+    A = sp.random(60, 50, density=0.3, format="csr", random_state=rng)
+    B = {"same": lambda: A.copy(),
+         "half": lambda: sp.random(60, 50, density=0.3, format="csr", random_state=rng) + A,
+         "shifted": lambda: sp.csr_matrix(np.roll(A.toarray(), 1, axis=1)),
+         "disjoint": lambda: sp.csr_matrix(np.where(A.toarray() == 0, 1.5, 0.0))}[pattern]()
+    B = sp.csr_matrix(B)
+    B.data = rng.uniform(1, 2, B.nnz)
+    tn = DEFAULT.with_(match_step=match_step, gallop_ratio=10**9)
+    kern = ep.compile(A_csr[i, j] * ep.tensor("B", 2, format="csr")[i, j], output="csr",
+                      tuning=tn)
+    got = sp.csr_array(kern(A=A, B=B)).toarray()
+    np.testing.assert_array_equal(got, A.multiply(B).toarray())
+    step = "j_q_2 = (j_q_2 + 1);" in kern.c_source
+    assert step == match_step

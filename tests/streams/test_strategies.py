@@ -18,7 +18,7 @@ from etchpy.runtime import inputs as binding
 from etchpy.testing import assert_same, problems, run_plan_imp
 from etchpy.tuning import DEFAULT, FORCE, NOOPT
 
-SWITCHES = ("markers", "merge_or_gallop", "step_fronts", "short_intersect",
+SWITCHES = ("markers", "merge_or_gallop", "match_step", "step_fronts", "short_intersect",
             "hide_segment_counters")
 TUNINGS = {"default": DEFAULT, "noopt": NOOPT, "force": FORCE,
            "always_leapfrog": DEFAULT.with_(gallop_ratio=0),
