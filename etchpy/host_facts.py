@@ -33,12 +33,15 @@ tetP2's rows of 25 ran 7-8% faster so and rows of 5-12 slower
 
 `run_min_entries`, the entries from which a level's consecutive rows (and far
 rows' gathered values) are prefetched (lower/schedule/prefetch.py, large_runs):
-2¹⁹ on Intel (the C as before); 1.25 · 2²⁰ on AMD Zen, whose 32 MiB L3 holds a
+2¹⁹ on Intel (the C as before); 1.375 · 2²⁰ on AMD Zen, whose 32 MiB L3 holds a
 matrix of a million entries that its hardware prefetchers then follow better
 than the rows' prefetches (session 71, the whole call of an SpMV on a scipy
 input against scipy: 2-D Poisson 400² 1.12 -> 0.87, 3-D 50³ 1.00 -> 0.82,
-scikit-fem's triP2 r7 1.04 -> 0.90); from about 1.5e6 entries the prefetches win
+scikit-fem's triP2 r7 1.04 -> 0.90); from about 1.45e6 entries the prefetches win
 again (2-D 550² 0.75-0.80 with them, 0.92 without; 3-D 60³ 0.72-0.76 / 0.91).
+Session 72 moved the line from 1.25 · 2²⁰ (1.31e6), which scikit-fem's P1
+Laplacian of 1.314e6 entries passed: 1.03 -> 0.91 (2-D 520², 1.35e6: 1.05 ->
+0.93); at 1.40e6-1.49e6 both read alike (docs/performance.md, session 72).
 
 `walk_chain_count`, the accumulators into which a checked SpMV's long rows (those
 tested before their block: check_first_from) add their terms
@@ -162,8 +165,8 @@ def check_first_from(facts: tuple[str, int] | None = None) -> int:
 
 
 def run_min_entries(facts: tuple[str, int] | None = None) -> int:
-    """The host's Tuning.run_min_entries: 1.25 · 2²⁰ on AMD Zen, 2¹⁹ elsewhere."""
-    return 5 << 18 if zen(facts) else 1 << 19
+    """The host's Tuning.run_min_entries: 1.375 · 2²⁰ on AMD Zen, 2¹⁹ elsewhere."""
+    return 11 << 17 if zen(facts) else 1 << 19
 
 
 def walk_chain_count(facts: tuple[str, int] | None = None) -> int:
