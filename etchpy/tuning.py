@@ -250,7 +250,7 @@ class Tuning:
     run_lines: int = 32               # lines a counted run (band, row of blocks) prefetches
     piece_ahead: int = 512            # ... from this many entries past its start
     piece_short: int = 8              # ... when it has this many entries (a line of doubles)
-    block_sizes: tuple = (4, 6, 8, 16, 32)  # extents of an output's last axis in registers
+    block_sizes: tuple = (1, 2, 3, 4, 6, 8, 16, 32)  # extents of an output's last axis in registers
     keep_call_bytes: int = 1 << 20    # a kept call's inputs hold at most this many bytes
     chunks_per_thread: int = 16       # blocks of rows per thread, taken dynamically
     thread_min_work: int = 1 << 16    # loop iterations below which threads stay asleep (0: off)
