@@ -20,7 +20,7 @@ def intersect_by_merge_or_leapfrog(names, tuning: Tuning, a: Stream, b: Stream,
                                    leap: Stream) -> Stream:
     """Intersection of two always-ready segments, choosing per segment pair from
     their extents: a two-finger merge (next advances exactly the operands at the
-    front, one step, no branch) when the lengths are comparable, else the
+    front, one step: `_merge_next`) when the lengths are comparable, else the
     leapfrog. The merge's state (smaller index, equal indices) strictly
     increases because an always-ready simple stream's index does."""
     g, fa, fb = (names.fresh(f"{a.var}_{n}") for n in ("gallop", "fa", "fb"))
@@ -40,8 +40,7 @@ def intersect_by_merge_or_leapfrog(names, tuning: Tuning, a: Stream, b: Stream,
         next=If(Var(g), leap.next, merge_next), search=search)
 
 
-def intersect_by_merge(names, a: Stream, b: Stream, leap: Stream,
-                       tuning: Tuning = Tuning()) -> Stream:
+def intersect_by_merge(names, a: Stream, b: Stream, leap: Stream, tuning: Tuning) -> Stream:
     """Intersection of two always-ready streams by a two-finger merge alone:
     the merge way of intersect_by_merge_or_leapfrog with no per-segment flag
     (the planner chose it for comparable fibres: plan.algorithms)."""
