@@ -17,14 +17,14 @@ def order_free(body, crd_q: Load, appends: tuple = ()) -> bool:
     acc := acc ⊕ keep(t, v), out[k] ⊕= v) and uses the coordinate crd[q] (or a
     name declared from it) only to say where to read or accumulate or whether
     to add (an index, a test: a window walk's `(c − lo) <u n`), never as a
-    value added. Then ⊕'s commutativity and associativity and ⊗'s
-    distributivity give the result of the canonical segment
-    (proofs_notes/validation.md, "Order-free walks").
+    value added (a name the body declares, one step's own, may take any such
+    value: a loop counter). Then ⊕'s commutativity and associativity and ⊗'s
+    distributivity give the canonical segment's result (validation.md's note).
     `appends`, (n, wheres, values) from the loop's Walk note: the body may also
     append each state to buffers at n (a where-array may hold the coordinate,
     a value-array not) and step n by a test, buffers that its maker only
     ⊕-adds into a dense output later (lower.schedule.window_blocks)."""
-    derived = {crd_q}
+    derived, local = {crd_q}, set()       # local: names the body declares
     count, wheres, values = appends or (None, (), ())
 
     def ok(node, where: bool) -> bool:
@@ -39,9 +39,12 @@ def order_free(body, crd_q: Load, appends: tuple = ()) -> bool:
                     | Alloc() | Reserve() | LocalArray():
                 return False
             case Decl(name, _, init):
+                local.add(name)
                 if not ok(init, False):         # the coordinate's: read only as one
                     derived.add(Var(name))
                 return True
+            case Assign(name, value) if name in local and Var(name) not in derived:
+                return ok(value, False)
             case Assign(name, value):
                 return Var(name) not in derived and _accumulates(name, value, ok)
             case Load(_, index) | Prefetch(_, index):
