@@ -81,6 +81,15 @@ scalar, and the runs of 4 to 15 entries of block lists (d = 2..5) and bands of
 15 are summed there (docs/performance.md, "Sums of runs in four lanes on AMD
 Zen", session 58).
 
+`prefetch_block_from`, the bytes of a gathered operand from which the rows a
+register block sums (SpMM's X[j,:] in an arm of a few columns) are prefetched
+when under 4 lines (lower/schedule/prefetch.py, _gather): 0 (prefetch_min_bytes,
+1 MiB; Intel's C unchanged) on Intel; 32 MiB on AMD Zen 4, where its L3 serves
+them faster than the prefetches and their tests (session 73: scikit-fem's P1 at
+1.3e6 entries, 1 column 2.06 -> 1.01 of scipy, 4 columns 0.88 -> 0.65; rows of 4
+lines and more, SDDMM's and SpGEMM's gathers keep theirs: SDDMM of random rows
+0.18-0.20 with them, 0.32-0.33 without).
+
 `bfs_narrow_levels` (a BFS's walk over int32 levels widened into its int64
 output, or over the int64 output itself) is read by etchpy.graph where a BFS
 runs (`narrow_levels`), not by a kernel's passes, so it is in no kernel's key:
@@ -150,6 +159,13 @@ def prefetch_values_from(facts: tuple[str, int] | None = None) -> int:
     return 4 << 20 if zen(facts) else 0
 
 
+def prefetch_block_from(facts: tuple[str, int] | None = None) -> int:
+    """The host's Tuning.prefetch_block_from (0: prefetch_min_bytes): 32 MiB on AMD
+    Zen, whose L3 serves a register block's gathered rows of under 4 lines faster
+    than their prefetches do (the block's chain of adds bounds the walk)."""
+    return 32 << 20 if zen(facts) else 0
+
+
 def run_mean_below(facts: tuple[str, int] | None = None) -> int:
     """The host's Tuning.run_mean_below (0: rows of any mean length prefetch their
     arrays): 16 on AMD Zen, whose hardware prefetcher follows rows of 16 entries
@@ -213,6 +229,7 @@ def sum_lanes(facts: tuple[str, int] | None = None) -> int:
 
 FIELDS = (("sum_lanes", sum_lanes), ("gather_from", gather_from), ("gather_ragged_from", gather_ragged_from),
           ("gather_from_far", gather_from_far), ("prefetch_values_from", prefetch_values_from),
+          ("prefetch_block_from", prefetch_block_from),
           ("run_mean_below", run_mean_below), ("check_first_from", check_first_from),
           ("walk_chain_count", walk_chain_count), ("run_min_entries", run_min_entries),
           ("row_checks", row_checks), ("short_mean", short_mean), ("row_stream_count", row_stream_count), ("hash_probe_lanes", hash_probe_lanes))

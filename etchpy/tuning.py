@@ -36,7 +36,7 @@ class Tuning:
     (bool, True by default but met_checks: an optimisation, strategy or schedule
     pass each); thresholds and sizes (when an optimisation fires, how big its
     pieces are; -1 in sum_lanes, walk_chain_count, run_min_entries, gather_from, gather_ragged_from, gather_from_far, prefetch_values_from,
-    run_mean_below, check_first_from, row_checks, short_mean, row_stream_count, hash_probe_lanes, bfs_narrow_levels and
+    prefetch_block_from, run_mean_below, check_first_from, row_checks, short_mean, row_stream_count, hash_probe_lanes, bfs_narrow_levels and
     lazy_row_block_l2: the host's value, etchpy.host_facts);
     the C helpers (sorts, huge pages, marks); planning and the optimizer
     (conversions, the cost weights, the sizes guessed when none are given,
@@ -235,12 +235,12 @@ class Tuning:
     guard_block: int = 4096           # ... guard_blocks' block of entries (0: off)
     guard_blocks_ahead: int = 8       # ... a listed entry's fibre prefetched this many on (0: off)
     guard_blocks_far: int = 16        # ... its own reads (a line's part code) this many on (0: off)
-    guard_mask: int = 8               # ... its first tests a mask over the block, listed by
-                                      # groups of this many entries, none-passing skipped (0: off)
+    guard_mask: int = 8               # ... its first tests a mask over the block, listed by groups of this many entries, none-passing skipped (0: off)
     flat_mask: int = 0                # ... a flat sum's tests a byte mask over blocks of this many (0: off)
     prefetch_min_bytes: int = 1 << 20  # smaller operands are not prefetched
     prefetch_index_bytes: int = 4     # ... a compressed row's entry counted with its index
     prefetch_near_share: int = 8      # nor a segment's spanning <= 1/this of its dim (0: off)
+    prefetch_block_from: int = -1     # nor a register block's rows of under 4 lines from a smaller operand (0: prefetch_min_bytes; -1: the host's)
     run_ahead: int = 256              # entries ahead of a segment's start prefetched
     run_short: int = 0                # shorter segments prefetch nothing (0: no test)
     run_long: int = 32                # longer segments prefetch at every step

@@ -125,6 +125,9 @@ class Target(Protocol):
                               other cell as it was, unwritten cells already
                               zero (no store, no flag, no entry made)?
                               (lower.schedule.fixed_coordinates)
+    in_registers              are its cells a register block's (schedule.blocks),
+                              whose chain of ⊕ bounds the walk writing them?
+                              (lower.schedule.prefetch: its gathered rows)
 
     A target of a kernel's output also has `arrays` (role -> Imp array: what
     the runtime reads back), counts() (role -> Imp variable holding a length)
@@ -143,6 +146,7 @@ class Target(Protocol):
     tail: tuple
     writes_spans: bool
     adds_into: bool
+    in_registers: bool
 
     def setup(self) -> imp.Stmt: ...
     def reserve(self, var: str, most, ctx: Context) -> tuple[imp.Stmt, Context]: ...
@@ -240,6 +244,7 @@ class FlatTarget:
     tail: tuple = ()
     writes_spans = False
     adds_into = False
+    in_registers = False
 
     def refusals(self) -> tuple:
         return ()

@@ -121,6 +121,7 @@ def test_tuning_changes_lists_what_differs_from_the_default():
             f"hash_probe_lanes={host_facts.hash_probe_lanes()}",
             f"prefetch_values_from={host_facts.prefetch_values_from()}",
             f"row_stream_count={host_facts.row_stream_count()}",
+            f"prefetch_block_from={host_facts.prefetch_block_from()}",
             f"run_min_entries={host_facts.run_min_entries()}",
             f"run_mean_below={host_facts.run_mean_below()}"]
     assert pipeline.tuning_changes(tuning.DEFAULT) == host

@@ -50,7 +50,7 @@ def test_the_host_default_tests_a_csc_scatters_columns_as_each_opens():
     checks_first.scattered) as it takes gathered ones; off, the block pass."""
     src = pipeline.render_c(ep.compile(SPMV, formats={"A": "csc"}, tuning=HOST).compiled,
                             "int32_t").c
-    assert src.count("if (EP_RARE(") == 1 and "break;" in src and "_block" not in src
+    assert src.count("if (EP_RARE(") == 1 and "break;" in src and "_c_block" not in src
     off = pipeline.render_c(ep.compile(SPMV, formats={"A": "csc"}, tuning=OFF).compiled,
                             "int32_t").c
     assert "EP_RARE" not in off and "j_c_block" in off

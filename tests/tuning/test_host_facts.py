@@ -163,3 +163,14 @@ def test_row_stream_count_is_the_hosts_and_band_rows_keep_theirs():
     for count in (1, 4):
         c = ep.compile(ep.sum(j, U[i, j] * x[j]), tuning=ep.Tuning(row_stream_count=count)).c_source
         assert c.count("4 interleaved streams") == fixed + (count == 4)
+
+
+def test_prefetch_block_from_is_the_hosts_l3_on_zen():
+    """Tuning.prefetch_block_from: 32 MiB on AMD Zen 3/4 (a register block's
+    narrow gathered rows left to its L3 below that), 0 (prefetch_min_bytes, the C
+    as before) elsewhere; explicit values win."""
+    for facts, least in [(("GenuineIntel", 6), 0), (("AuthenticAMD", 25), 32 << 20),
+                         (("AuthenticAMD", 26), 32 << 20), (("", 0), 0)]:
+        assert host_facts.prefetch_block_from(facts) == least
+    assert ep.Tuning().prefetch_block_from == -1
+    assert host_facts.resolved(ep.Tuning(prefetch_block_from=5)).prefetch_block_from == 5

@@ -90,7 +90,12 @@ def _gather(em, s, blk, t, body: list) -> imp.Expr | None:
     tn = em.tuning
     length = blk.length(t)
     entry = em.sr.dtype.itemsize + (tn.prefetch_index_bytes if blk.via is not None else 0)
-    wide = imp.le(Const(tn.prefetch_min_bytes // entry), blk.total)
+    least = Const(tn.prefetch_min_bytes // entry)
+    block = host_facts.resolved(tn).prefetch_block_from // entry
+    if em.target.in_registers and blk.via is None and block > least.value:
+        narrow = lt(imp.mul(length, Const(entry)), Const(4 * 64))    # under 4 lines
+        least = imp.select(narrow, Const(block), least)
+    wide = imp.le(least, blk.total)
     if blk.written and length == ONE:
         body.append(imp.Prefetch(blk.array, blk.offset(t), write=True))
         return wide

@@ -9,6 +9,7 @@ class BlockTarget(FlatTarget):
     """blk[r] ⊕= v into the local array `array` over index `var`."""
 
     adds_into = True
+    in_registers = True
 
     def __init__(self, array: str, var: str):
         self.array, self.var = array, var

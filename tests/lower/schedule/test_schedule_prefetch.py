@@ -227,3 +227,29 @@ def test_a_run_prefetches_only_the_arrays_its_loop_reads():
     final, prog, _ = on_interpreter(sums, ep.semirings.get("real"), None, {"A": small},
                                     tuning=tiny)
     np.testing.assert_allclose(final["out"], np.asarray(small.sum(axis=1)).ravel())
+
+
+def test_a_register_blocks_narrow_rows_wait_for_prefetch_block_from():
+    """Rows a register block gathers (SpMM's X[j,:] in the arm of 1..32 columns)
+    that are under 4 lines are prefetched only from an operand of
+    tuning.prefetch_block_from bytes (the host's: 32 MiB on AMD Zen, whose L3
+    serves them faster than their prefetches; 0 elsewhere: prefetch_min_bytes,
+    the C as it was); rows of 4 lines or more, the arm of any other width (not
+    in registers) and a sparse output's gathers keep prefetch_min_bytes. Results
+    do not change (the interpreter checks each prefetched index)."""
+    X, U, V = ep.tensor("X", 2), ep.tensor("U", 2), ep.tensor("V", 2)
+    spmm = ep.sum(j, A_csr[i, j] * X[j, k])
+    zen = ep.compile(spmm, tuning=INTEL.with_(prefetch_block_from=32 << 20)).c_source
+    assert "((((1 * 8) < 256) ? 4194304 : 131072) <= (dim_j * 1))" in zen
+    assert "((((32 * 8) < 256) ? 4194304 : 131072) <= (dim_j * 32))" in zen
+    assert "(131072 <= (dim_j * dim_k))" in zen
+    assert "? 4194304 : " not in ep.compile(spmm, tuning=INTEL).c_source
+    sddmm = ep.compile(ep.sum(k, A_csr[i, j] * U[i, k] * V[j, k]), output="csr",
+                       tuning=INTEL.with_(prefetch_block_from=32 << 20)).c_source
+    assert "rows of large operands prefetched ahead" in sddmm and "? 4194304 : " not in sddmm
+    sr = ep.semirings.get("real")
+    M, Xs = random_csr(30, 20, 90, 9), np.random.default_rng(3).random((20, 2))
+    for least in (16, 1 << 20):         # prefetched, then not
+        final, prog, _ = on_interpreter(spmm, sr, None, {"A": M, "X": Xs}, tuning=DEFAULT.with_(
+            prefetch_min_bytes=8, prefetch_block_from=least, prefetch_distance=3))
+        np.testing.assert_allclose(final["out"].reshape(30, 2), M @ Xs, rtol=1e-12)
