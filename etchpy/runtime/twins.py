@@ -16,6 +16,9 @@ its NaN scan, over the same values) skipped: `sources` names, per step, the one
 whose arrays a call compares (Python plan: `sparse_lines`, coo_steps; C: `sparse`
 and `coo` in binder_inputs.c.j2; the general path: `seen`, checks.check_once and
 coo_inputs.as_is). A coo input likewise, over another coo input's coordinates.
+The C binder also skips a compressed input's pass where its index arrays hold the
+same bytes as the earlier one's (memcmp: a copy of its pattern); the Python plan
+and the general path compare addresses only.
 """
 from __future__ import annotations
 
