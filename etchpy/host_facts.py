@@ -85,10 +85,9 @@ Zen", session 58).
 register block sums (SpMM's X[j,:] in an arm of a few columns) are prefetched
 when under 4 lines (lower/schedule/prefetch.py, _gather): 0 (prefetch_min_bytes,
 1 MiB; Intel's C unchanged) on Intel; 32 MiB on AMD Zen 4, where its L3 serves
-them faster than the prefetches and their tests (session 73: scikit-fem's P1 at
-1.3e6 entries, 1 column 2.06 -> 1.01 of scipy, 4 columns 0.88 -> 0.65; rows of 4
-lines and more, SDDMM's and SpGEMM's gathers keep theirs: SDDMM of random rows
-0.18-0.20 with them, 0.32-0.33 without).
+them faster than the prefetches and their tests; rows of 4 lines and more and
+the gathers outside register blocks (SDDMM's, SpGEMM's) keep theirs
+(docs/performance.md, "Checked SpMM walks order-free", session 73).
 
 `bfs_narrow_levels` (a BFS's walk over int32 levels widened into its int64
 output, or over the int64 output itself) is read by etchpy.graph where a BFS
