@@ -100,9 +100,9 @@ def cases(A, rng):
     matrix: each call takes the kernel and one of the pool's operands."""
     n, m = A.shape
     few = 8 if A.nnz < 100_000 else 3
-    out = [(f"SpMM X of {cols} columns", "Y[i, k] = A[i, j] * X[j, k]",
+    out = [(f"SpMM X of {cols} column{'s' * (cols > 1)}", "Y[i, k] = A[i, j] * X[j, k]",
             lambda k, X: k(A=A, X=X), lambda X: A @ X, _pool(rng, (m, cols), few))
-           for cols in (4, 16)]
+           for cols in (1, 4, 10, 16)]   # 1 and 10: no lanes, the generic nest
     out.append(("SpMVᵀ (csr)", "y[j] = A[i, j] * x[i]", lambda k, x: k(A=A, x=x),
                 lambda x: A.T @ x, _pool(rng, n, few)))
     out.append(("row sums", "y[i] = A[i, j]", lambda k, _: k(A=A), lambda _: A.sum(axis=1),

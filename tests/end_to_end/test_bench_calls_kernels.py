@@ -15,7 +15,8 @@ def test_the_kernels_part_writes_a_row_per_case():
     A = kernels.fem_p1(2)
     rng = np.random.default_rng(0)
     names = [c[0] for c in kernels.cases(A, rng) + kernels.sparse_cases(A, rng)]
-    assert names == ["SpMM X of 4 columns", "SpMM X of 16 columns", "SpMVᵀ (csr)", "row sums",
+    assert names == ["SpMM X of 1 column", "SpMM X of 4 columns", "SpMM X of 10 columns",
+                     "SpMM X of 16 columns", "SpMVᵀ (csr)", "row sums",
                      "sum of all entries", "x·(A y)", "A+B same pattern", "A∘B same pattern",
                      "A+B other pattern", "A∘B other pattern", "A·A (SpGEMM)"]
     said = []
