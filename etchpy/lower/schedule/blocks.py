@@ -3,8 +3,10 @@ axis, summed into by a contracted nest, kept in a local block of
 tuning.block_sizes values (a constant extent, so C unrolls it into registers)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ... import imp
-from ...imp import ZERO, Const, Decl, If, Load, Var, While, eq, incr, lt, seq
+from ...imp import ZERO, Assign, Const, Decl, If, Load, Var, While, add, eq, incr, le, lt, min_, seq
 from ... import streams
 from ..targets.block import BlockTarget
 
@@ -54,6 +56,9 @@ def emit_block(em, s, ctx, r) -> imp.Stmt:
     blocks."""
     dim = streams.dim_var(r)
     out = em.emit(s, ctx, blocks=False)
+    for w in sorted(em.tuning.block_strips) if ctx.fresh else ():
+        if (strips := _strips(em, s, ctx, r, w)) is not None:
+            out = If(le(Const(w), dim), strips, out)
     for n in reversed(em.tuning.block_sizes):
         blk, t = em.names.fresh(f"{r}_blk"), em.names.fresh(f"{r}_t")
         inner = em.with_target(BlockTarget(blk, r))
@@ -67,3 +72,47 @@ def emit_block(em, s, ctx, r) -> imp.Stmt:
                    inner.emit(s, ctx), flush)
         out = If(eq(dim, Const(n)), imp.substitute(body, dim.name, Const(n)), out)
     return out
+
+
+def _strips(em, s, ctx, r, w: int) -> imp.Stmt | None:
+    """For an extent n >= w of r in a fresh block: the levels from s walked once per
+    strip of w values of r, from r = 0 in steps of w, the last strip moved back to
+    end at n (it overlaps the one before: its cells are stored again, each the same
+    sum in the same order). Each strip is a register block of constant extent w
+    whose r loop counts from the strip's start (the operands' rows still n apart). None where r's
+    level is not one counted loop this can move or the nest writes more than its
+    block (proofs_notes/block_strips.md)."""
+    inner = streams.levels_of(s)[-1]
+    c = inner.facts.get(streams.Counter)
+    if c is None or c.first != ZERO:
+        return None
+    k0, blk, t = em.names.fresh(f"{r}_s"), em.names.fresh(f"{r}_blk"), em.names.fresh(f"{r}_t")
+    body = em.with_target(BlockTarget(blk, r, Var(k0))).emit(s, ctx)
+    test = lt(Var(c.name), c.end)
+    loops = [x for x in imp.subterms(body) if isinstance(x, While) and x.cond == test]
+    if len(loops) != 1 or imp.arrays_written(body) != {blk}:
+        return None
+    body = imp.replaced(body, loops[0], _from(loops[0], c.name, Var(k0), w))
+    flush = seq(Decl(t, "index", ZERO), While(lt(Var(t), Const(w)), seq(
+        em.target.write(ctx.bind(r, add(Var(k0), Var(t))), Load(blk, Var(t)), once=True),
+        incr(t))))
+    if ctx.made is not None:
+        flush = If(Var(ctx.made), flush)
+    dim = streams.dim_var(r)
+    return seq(Decl(k0, "index", ZERO), While(lt(Var(k0), dim), seq(
+        Assign(k0, min_(Var(k0), imp.Bin("-", dim, Const(w)))),
+        imp.Comment(f"a strip of {w} values of {r} in registers"),
+        imp.LocalArray(blk, w, Const(em.sr.zero, "value")), body, flush,
+        Assign(k0, add(Var(k0), Const(w))))))
+
+
+def _from(loop: While, c: str, k0, w: int) -> While:
+    """`loop` over c = 0, 1, ... run for c < w, reading k0 + c wherever its body reads c
+    (but where it steps c)."""
+    def moved(x):
+        if isinstance(x, imp.Assign) and x.name == c:
+            return x
+        if x == Var(c):
+            return add(k0, x)
+        return imp.map_parts(x, moved)
+    return replace(loop, cond=lt(Var(c), Const(w)), body=moved(loop.body), walk=None)

@@ -285,25 +285,25 @@ int mttkrp(
         int64_t i_ = T_crd0[i_q];
         if (dim_r == 1) {
             /* the block over r (1 values) in registers */
-            ep_val_t r_blk_7[1];
-            for (int k_ = 0; k_ < 1; k_++) r_blk_7[k_] = 0.0;
+            ep_val_t r_blk_11[1];
+            for (int k_ = 0; k_ < 1; k_++) r_blk_11[k_] = 0.0;
             /* Σ j: linear, then gallop; locate into [locate]; locate into [jump]; rows of large operands prefetched ahead */
             int64_t j_q = 0;
             int64_t j_end = 0;
             j_q = T_pos1[i_q];
             j_end = T_pos1[(i_q + 1)];
-            int j_far_8 = ((131072 <= (dim_j * 1)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
+            int j_far_12 = ((131072 <= (dim_j * 1)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
             int64_t j_q_from = ((j_q < j_end) ? T_pos2[j_q] : 0);
             while (j_q < j_end) {
                 EP_OPAQUE(j_q);
-                if ((j_far_8 && (131072 <= (dim_j * 1))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
-                    int64_t j_ahead_8 = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
-                    int64_t j_pf_8 = 0;
-                    int64_t j_pf_at_8 = (j_ahead_8 * 1);
-                    int64_t j_pf_n_8 = ep_min(1, 64);
-                    while (j_pf_8 < j_pf_n_8) {
-                        EP_PREFETCH(&C_vals[j_pf_at_8 + j_pf_8]);
-                        j_pf_8 = (j_pf_8 + 8);
+                if ((j_far_12 && (131072 <= (dim_j * 1))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
+                    int64_t j_ahead_12 = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
+                    int64_t j_pf_12 = 0;
+                    int64_t j_pf_at_12 = (j_ahead_12 * 1);
+                    int64_t j_pf_n_12 = ep_min(1, 64);
+                    while (j_pf_12 < j_pf_n_12) {
+                        EP_PREFETCH(&C_vals[j_pf_at_12 + j_pf_12]);
+                        j_pf_12 = (j_pf_12 + 8);
                     }
                 }
                 /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
@@ -311,25 +311,25 @@ int mttkrp(
                 int64_t k_end = 0;
                 k_q = j_q_from;
                 k_end = T_pos2[(j_q + 1)];
-                int k_far_8 = ((131072 <= (dim_k * 1)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
+                int k_far_12 = ((131072 <= (dim_k * 1)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
                 while (k_q < k_end) {
                     EP_OPAQUE(k_q);
-                    if ((k_far_8 && (131072 <= (dim_k * 1))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
-                        int64_t k_ahead_8 = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
-                        int64_t k_pf_8 = 0;
-                        int64_t k_pf_at_8 = (k_ahead_8 * 1);
-                        int64_t k_pf_n_8 = ep_min(1, 64);
-                        while (k_pf_8 < k_pf_n_8) {
-                            EP_PREFETCH(&D_vals[k_pf_at_8 + k_pf_8]);
-                            k_pf_8 = (k_pf_8 + 8);
+                    if ((k_far_12 && (131072 <= (dim_k * 1))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
+                        int64_t k_ahead_12 = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
+                        int64_t k_pf_12 = 0;
+                        int64_t k_pf_at_12 = (k_ahead_12 * 1);
+                        int64_t k_pf_n_12 = ep_min(1, 64);
+                        while (k_pf_12 < k_pf_n_12) {
+                            EP_PREFETCH(&D_vals[k_pf_at_12 + k_pf_12]);
+                            k_pf_12 = (k_pf_12 + 8);
                         }
                     }
                     /* r: jump; locate into [locate]; locate into [locate] */
                     int64_t r_c = 0;
                     r_c = 0;
                     while (r_c < 1) {
-                        int64_t r__8 = r_c;
-                        r_blk_7[r__8] = r_blk_7[r__8] + ((T_vals[k_q] * C_vals[(r_c + (T_crd1[j_q] * 1))]) * D_vals[(r_c + (T_crd2[k_q] * 1))]);
+                        int64_t r__12 = r_c;
+                        r_blk_11[r__12] = r_blk_11[r__12] + ((T_vals[k_q] * C_vals[(r_c + (T_crd1[j_q] * 1))]) * D_vals[(r_c + (T_crd2[k_q] * 1))]);
                         r_c = (r_c + 1);
                     }
                     k_q = (k_q + 1);
@@ -337,33 +337,33 @@ int mttkrp(
                 j_q_from = k_q;
                 j_q = (j_q + 1);
             }
-            int64_t r_t_7 = 0;
-            while (r_t_7 < 1) {
-                out[((i_ * 1) + r_t_7)] = r_blk_7[r_t_7];
-                r_t_7 = (r_t_7 + 1);
+            int64_t r_t_11 = 0;
+            while (r_t_11 < 1) {
+                out[((i_ * 1) + r_t_11)] = r_blk_11[r_t_11];
+                r_t_11 = (r_t_11 + 1);
             }
         } else {
             if (dim_r == 2) {
                 /* the block over r (2 values) in registers */
-                ep_val_t r_blk_6[2];
-                for (int k_ = 0; k_ < 2; k_++) r_blk_6[k_] = 0.0;
+                ep_val_t r_blk_10[2];
+                for (int k_ = 0; k_ < 2; k_++) r_blk_10[k_] = 0.0;
                 /* Σ j: linear, then gallop; locate into [locate]; locate into [jump]; rows of large operands prefetched ahead */
                 int64_t j_q = 0;
                 int64_t j_end = 0;
                 j_q = T_pos1[i_q];
                 j_end = T_pos1[(i_q + 1)];
-                int j_far_7 = ((131072 <= (dim_j * 2)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
+                int j_far_11 = ((131072 <= (dim_j * 2)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
                 int64_t j_q_from_1 = ((j_q < j_end) ? T_pos2[j_q] : 0);
                 while (j_q < j_end) {
                     EP_OPAQUE(j_q);
-                    if ((j_far_7 && (131072 <= (dim_j * 2))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
-                        int64_t j_ahead_7 = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
-                        int64_t j_pf_7 = 0;
-                        int64_t j_pf_at_7 = (j_ahead_7 * 2);
-                        int64_t j_pf_n_7 = ep_min(2, 64);
-                        while (j_pf_7 < j_pf_n_7) {
-                            EP_PREFETCH(&C_vals[j_pf_at_7 + j_pf_7]);
-                            j_pf_7 = (j_pf_7 + 8);
+                    if ((j_far_11 && (131072 <= (dim_j * 2))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
+                        int64_t j_ahead_11 = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
+                        int64_t j_pf_11 = 0;
+                        int64_t j_pf_at_11 = (j_ahead_11 * 2);
+                        int64_t j_pf_n_11 = ep_min(2, 64);
+                        while (j_pf_11 < j_pf_n_11) {
+                            EP_PREFETCH(&C_vals[j_pf_at_11 + j_pf_11]);
+                            j_pf_11 = (j_pf_11 + 8);
                         }
                     }
                     /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
@@ -371,25 +371,25 @@ int mttkrp(
                     int64_t k_end = 0;
                     k_q = j_q_from_1;
                     k_end = T_pos2[(j_q + 1)];
-                    int k_far_7 = ((131072 <= (dim_k * 2)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
+                    int k_far_11 = ((131072 <= (dim_k * 2)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
                     while (k_q < k_end) {
                         EP_OPAQUE(k_q);
-                        if ((k_far_7 && (131072 <= (dim_k * 2))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
-                            int64_t k_ahead_7 = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
-                            int64_t k_pf_7 = 0;
-                            int64_t k_pf_at_7 = (k_ahead_7 * 2);
-                            int64_t k_pf_n_7 = ep_min(2, 64);
-                            while (k_pf_7 < k_pf_n_7) {
-                                EP_PREFETCH(&D_vals[k_pf_at_7 + k_pf_7]);
-                                k_pf_7 = (k_pf_7 + 8);
+                        if ((k_far_11 && (131072 <= (dim_k * 2))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
+                            int64_t k_ahead_11 = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
+                            int64_t k_pf_11 = 0;
+                            int64_t k_pf_at_11 = (k_ahead_11 * 2);
+                            int64_t k_pf_n_11 = ep_min(2, 64);
+                            while (k_pf_11 < k_pf_n_11) {
+                                EP_PREFETCH(&D_vals[k_pf_at_11 + k_pf_11]);
+                                k_pf_11 = (k_pf_11 + 8);
                             }
                         }
                         /* r: jump; locate into [locate]; locate into [locate] */
                         int64_t r_c = 0;
                         r_c = 0;
                         while (r_c < 2) {
-                            int64_t r__7 = r_c;
-                            r_blk_6[r__7] = r_blk_6[r__7] + ((T_vals[k_q] * C_vals[(r_c + (T_crd1[j_q] * 2))]) * D_vals[(r_c + (T_crd2[k_q] * 2))]);
+                            int64_t r__11 = r_c;
+                            r_blk_10[r__11] = r_blk_10[r__11] + ((T_vals[k_q] * C_vals[(r_c + (T_crd1[j_q] * 2))]) * D_vals[(r_c + (T_crd2[k_q] * 2))]);
                             r_c = (r_c + 1);
                         }
                         k_q = (k_q + 1);
@@ -397,33 +397,33 @@ int mttkrp(
                     j_q_from_1 = k_q;
                     j_q = (j_q + 1);
                 }
-                int64_t r_t_6 = 0;
-                while (r_t_6 < 2) {
-                    out[((i_ * 2) + r_t_6)] = r_blk_6[r_t_6];
-                    r_t_6 = (r_t_6 + 1);
+                int64_t r_t_10 = 0;
+                while (r_t_10 < 2) {
+                    out[((i_ * 2) + r_t_10)] = r_blk_10[r_t_10];
+                    r_t_10 = (r_t_10 + 1);
                 }
             } else {
                 if (dim_r == 3) {
                     /* the block over r (3 values) in registers */
-                    ep_val_t r_blk_5[3];
-                    for (int k_ = 0; k_ < 3; k_++) r_blk_5[k_] = 0.0;
+                    ep_val_t r_blk_9[3];
+                    for (int k_ = 0; k_ < 3; k_++) r_blk_9[k_] = 0.0;
                     /* Σ j: linear, then gallop; locate into [locate]; locate into [jump]; rows of large operands prefetched ahead */
                     int64_t j_q = 0;
                     int64_t j_end = 0;
                     j_q = T_pos1[i_q];
                     j_end = T_pos1[(i_q + 1)];
-                    int j_far_6 = ((131072 <= (dim_j * 3)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
+                    int j_far_10 = ((131072 <= (dim_j * 3)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
                     int64_t j_q_from_2 = ((j_q < j_end) ? T_pos2[j_q] : 0);
                     while (j_q < j_end) {
                         EP_OPAQUE(j_q);
-                        if ((j_far_6 && (131072 <= (dim_j * 3))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
-                            int64_t j_ahead_6 = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
-                            int64_t j_pf_6 = 0;
-                            int64_t j_pf_at_6 = (j_ahead_6 * 3);
-                            int64_t j_pf_n_6 = ep_min(3, 64);
-                            while (j_pf_6 < j_pf_n_6) {
-                                EP_PREFETCH(&C_vals[j_pf_at_6 + j_pf_6]);
-                                j_pf_6 = (j_pf_6 + 8);
+                        if ((j_far_10 && (131072 <= (dim_j * 3))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
+                            int64_t j_ahead_10 = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
+                            int64_t j_pf_10 = 0;
+                            int64_t j_pf_at_10 = (j_ahead_10 * 3);
+                            int64_t j_pf_n_10 = ep_min(3, 64);
+                            while (j_pf_10 < j_pf_n_10) {
+                                EP_PREFETCH(&C_vals[j_pf_at_10 + j_pf_10]);
+                                j_pf_10 = (j_pf_10 + 8);
                             }
                         }
                         /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
@@ -431,25 +431,25 @@ int mttkrp(
                         int64_t k_end = 0;
                         k_q = j_q_from_2;
                         k_end = T_pos2[(j_q + 1)];
-                        int k_far_6 = ((131072 <= (dim_k * 3)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
+                        int k_far_10 = ((131072 <= (dim_k * 3)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
                         while (k_q < k_end) {
                             EP_OPAQUE(k_q);
-                            if ((k_far_6 && (131072 <= (dim_k * 3))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
-                                int64_t k_ahead_6 = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
-                                int64_t k_pf_6 = 0;
-                                int64_t k_pf_at_6 = (k_ahead_6 * 3);
-                                int64_t k_pf_n_6 = ep_min(3, 64);
-                                while (k_pf_6 < k_pf_n_6) {
-                                    EP_PREFETCH(&D_vals[k_pf_at_6 + k_pf_6]);
-                                    k_pf_6 = (k_pf_6 + 8);
+                            if ((k_far_10 && (131072 <= (dim_k * 3))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
+                                int64_t k_ahead_10 = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
+                                int64_t k_pf_10 = 0;
+                                int64_t k_pf_at_10 = (k_ahead_10 * 3);
+                                int64_t k_pf_n_10 = ep_min(3, 64);
+                                while (k_pf_10 < k_pf_n_10) {
+                                    EP_PREFETCH(&D_vals[k_pf_at_10 + k_pf_10]);
+                                    k_pf_10 = (k_pf_10 + 8);
                                 }
                             }
                             /* r: jump; locate into [locate]; locate into [locate] */
                             int64_t r_c = 0;
                             r_c = 0;
                             while (r_c < 3) {
-                                int64_t r__6 = r_c;
-                                r_blk_5[r__6] = r_blk_5[r__6] + ((T_vals[k_q] * C_vals[(r_c + (T_crd1[j_q] * 3))]) * D_vals[(r_c + (T_crd2[k_q] * 3))]);
+                                int64_t r__10 = r_c;
+                                r_blk_9[r__10] = r_blk_9[r__10] + ((T_vals[k_q] * C_vals[(r_c + (T_crd1[j_q] * 3))]) * D_vals[(r_c + (T_crd2[k_q] * 3))]);
                                 r_c = (r_c + 1);
                             }
                             k_q = (k_q + 1);
@@ -457,33 +457,33 @@ int mttkrp(
                         j_q_from_2 = k_q;
                         j_q = (j_q + 1);
                     }
-                    int64_t r_t_5 = 0;
-                    while (r_t_5 < 3) {
-                        out[((i_ * 3) + r_t_5)] = r_blk_5[r_t_5];
-                        r_t_5 = (r_t_5 + 1);
+                    int64_t r_t_9 = 0;
+                    while (r_t_9 < 3) {
+                        out[((i_ * 3) + r_t_9)] = r_blk_9[r_t_9];
+                        r_t_9 = (r_t_9 + 1);
                     }
                 } else {
                     if (dim_r == 4) {
                         /* the block over r (4 values) in registers */
-                        ep_val_t r_blk_4[4];
-                        for (int k_ = 0; k_ < 4; k_++) r_blk_4[k_] = 0.0;
+                        ep_val_t r_blk_8[4];
+                        for (int k_ = 0; k_ < 4; k_++) r_blk_8[k_] = 0.0;
                         /* Σ j: linear, then gallop; locate into [locate]; locate into [jump]; rows of large operands prefetched ahead */
                         int64_t j_q = 0;
                         int64_t j_end = 0;
                         j_q = T_pos1[i_q];
                         j_end = T_pos1[(i_q + 1)];
-                        int j_far_5 = ((131072 <= (dim_j * 4)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
+                        int j_far_9 = ((131072 <= (dim_j * 4)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
                         int64_t j_q_from_3 = ((j_q < j_end) ? T_pos2[j_q] : 0);
                         while (j_q < j_end) {
                             EP_OPAQUE(j_q);
-                            if ((j_far_5 && (131072 <= (dim_j * 4))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
-                                int64_t j_ahead_5 = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
-                                int64_t j_pf_5 = 0;
-                                int64_t j_pf_at_5 = (j_ahead_5 * 4);
-                                int64_t j_pf_n_5 = ep_min(4, 64);
-                                while (j_pf_5 < j_pf_n_5) {
-                                    EP_PREFETCH(&C_vals[j_pf_at_5 + j_pf_5]);
-                                    j_pf_5 = (j_pf_5 + 8);
+                            if ((j_far_9 && (131072 <= (dim_j * 4))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
+                                int64_t j_ahead_9 = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
+                                int64_t j_pf_9 = 0;
+                                int64_t j_pf_at_9 = (j_ahead_9 * 4);
+                                int64_t j_pf_n_9 = ep_min(4, 64);
+                                while (j_pf_9 < j_pf_n_9) {
+                                    EP_PREFETCH(&C_vals[j_pf_at_9 + j_pf_9]);
+                                    j_pf_9 = (j_pf_9 + 8);
                                 }
                             }
                             /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
@@ -491,25 +491,25 @@ int mttkrp(
                             int64_t k_end = 0;
                             k_q = j_q_from_3;
                             k_end = T_pos2[(j_q + 1)];
-                            int k_far_5 = ((131072 <= (dim_k * 4)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
+                            int k_far_9 = ((131072 <= (dim_k * 4)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
                             while (k_q < k_end) {
                                 EP_OPAQUE(k_q);
-                                if ((k_far_5 && (131072 <= (dim_k * 4))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
-                                    int64_t k_ahead_5 = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
-                                    int64_t k_pf_5 = 0;
-                                    int64_t k_pf_at_5 = (k_ahead_5 * 4);
-                                    int64_t k_pf_n_5 = ep_min(4, 64);
-                                    while (k_pf_5 < k_pf_n_5) {
-                                        EP_PREFETCH(&D_vals[k_pf_at_5 + k_pf_5]);
-                                        k_pf_5 = (k_pf_5 + 8);
+                                if ((k_far_9 && (131072 <= (dim_k * 4))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
+                                    int64_t k_ahead_9 = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
+                                    int64_t k_pf_9 = 0;
+                                    int64_t k_pf_at_9 = (k_ahead_9 * 4);
+                                    int64_t k_pf_n_9 = ep_min(4, 64);
+                                    while (k_pf_9 < k_pf_n_9) {
+                                        EP_PREFETCH(&D_vals[k_pf_at_9 + k_pf_9]);
+                                        k_pf_9 = (k_pf_9 + 8);
                                     }
                                 }
                                 /* r: jump; locate into [locate]; locate into [locate] */
                                 int64_t r_c = 0;
                                 r_c = 0;
                                 while (r_c < 4) {
-                                    int64_t r__5 = r_c;
-                                    r_blk_4[r__5] = r_blk_4[r__5] + ((T_vals[k_q] * C_vals[(r_c + (T_crd1[j_q] * 4))]) * D_vals[(r_c + (T_crd2[k_q] * 4))]);
+                                    int64_t r__9 = r_c;
+                                    r_blk_8[r__9] = r_blk_8[r__9] + ((T_vals[k_q] * C_vals[(r_c + (T_crd1[j_q] * 4))]) * D_vals[(r_c + (T_crd2[k_q] * 4))]);
                                     r_c = (r_c + 1);
                                 }
                                 k_q = (k_q + 1);
@@ -517,33 +517,33 @@ int mttkrp(
                             j_q_from_3 = k_q;
                             j_q = (j_q + 1);
                         }
-                        int64_t r_t_4 = 0;
-                        while (r_t_4 < 4) {
-                            out[((i_ * 4) + r_t_4)] = r_blk_4[r_t_4];
-                            r_t_4 = (r_t_4 + 1);
+                        int64_t r_t_8 = 0;
+                        while (r_t_8 < 4) {
+                            out[((i_ * 4) + r_t_8)] = r_blk_8[r_t_8];
+                            r_t_8 = (r_t_8 + 1);
                         }
                     } else {
                         if (dim_r == 6) {
                             /* the block over r (6 values) in registers */
-                            ep_val_t r_blk_3[6];
-                            for (int k_ = 0; k_ < 6; k_++) r_blk_3[k_] = 0.0;
+                            ep_val_t r_blk_7[6];
+                            for (int k_ = 0; k_ < 6; k_++) r_blk_7[k_] = 0.0;
                             /* Σ j: linear, then gallop; locate into [locate]; locate into [jump]; rows of large operands prefetched ahead */
                             int64_t j_q = 0;
                             int64_t j_end = 0;
                             j_q = T_pos1[i_q];
                             j_end = T_pos1[(i_q + 1)];
-                            int j_far_4 = ((131072 <= (dim_j * 6)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
+                            int j_far_8 = ((131072 <= (dim_j * 6)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
                             int64_t j_q_from_4 = ((j_q < j_end) ? T_pos2[j_q] : 0);
                             while (j_q < j_end) {
                                 EP_OPAQUE(j_q);
-                                if ((j_far_4 && (131072 <= (dim_j * 6))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
-                                    int64_t j_ahead_4 = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
-                                    int64_t j_pf_4 = 0;
-                                    int64_t j_pf_at_4 = (j_ahead_4 * 6);
-                                    int64_t j_pf_n_4 = ep_min(6, 64);
-                                    while (j_pf_4 < j_pf_n_4) {
-                                        EP_PREFETCH(&C_vals[j_pf_at_4 + j_pf_4]);
-                                        j_pf_4 = (j_pf_4 + 8);
+                                if ((j_far_8 && (131072 <= (dim_j * 6))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
+                                    int64_t j_ahead_8 = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
+                                    int64_t j_pf_8 = 0;
+                                    int64_t j_pf_at_8 = (j_ahead_8 * 6);
+                                    int64_t j_pf_n_8 = ep_min(6, 64);
+                                    while (j_pf_8 < j_pf_n_8) {
+                                        EP_PREFETCH(&C_vals[j_pf_at_8 + j_pf_8]);
+                                        j_pf_8 = (j_pf_8 + 8);
                                     }
                                 }
                                 /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
@@ -551,25 +551,25 @@ int mttkrp(
                                 int64_t k_end = 0;
                                 k_q = j_q_from_4;
                                 k_end = T_pos2[(j_q + 1)];
-                                int k_far_4 = ((131072 <= (dim_k * 6)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
+                                int k_far_8 = ((131072 <= (dim_k * 6)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
                                 while (k_q < k_end) {
                                     EP_OPAQUE(k_q);
-                                    if ((k_far_4 && (131072 <= (dim_k * 6))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
-                                        int64_t k_ahead_4 = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
-                                        int64_t k_pf_4 = 0;
-                                        int64_t k_pf_at_4 = (k_ahead_4 * 6);
-                                        int64_t k_pf_n_4 = ep_min(6, 64);
-                                        while (k_pf_4 < k_pf_n_4) {
-                                            EP_PREFETCH(&D_vals[k_pf_at_4 + k_pf_4]);
-                                            k_pf_4 = (k_pf_4 + 8);
+                                    if ((k_far_8 && (131072 <= (dim_k * 6))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
+                                        int64_t k_ahead_8 = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
+                                        int64_t k_pf_8 = 0;
+                                        int64_t k_pf_at_8 = (k_ahead_8 * 6);
+                                        int64_t k_pf_n_8 = ep_min(6, 64);
+                                        while (k_pf_8 < k_pf_n_8) {
+                                            EP_PREFETCH(&D_vals[k_pf_at_8 + k_pf_8]);
+                                            k_pf_8 = (k_pf_8 + 8);
                                         }
                                     }
                                     /* r: jump; locate into [locate]; locate into [locate] */
                                     int64_t r_c = 0;
                                     r_c = 0;
                                     while (r_c < 6) {
-                                        int64_t r__4 = r_c;
-                                        r_blk_3[r__4] = r_blk_3[r__4] + ((T_vals[k_q] * C_vals[(r_c + (T_crd1[j_q] * 6))]) * D_vals[(r_c + (T_crd2[k_q] * 6))]);
+                                        int64_t r__8 = r_c;
+                                        r_blk_7[r__8] = r_blk_7[r__8] + ((T_vals[k_q] * C_vals[(r_c + (T_crd1[j_q] * 6))]) * D_vals[(r_c + (T_crd2[k_q] * 6))]);
                                         r_c = (r_c + 1);
                                     }
                                     k_q = (k_q + 1);
@@ -577,33 +577,33 @@ int mttkrp(
                                 j_q_from_4 = k_q;
                                 j_q = (j_q + 1);
                             }
-                            int64_t r_t_3 = 0;
-                            while (r_t_3 < 6) {
-                                out[((i_ * 6) + r_t_3)] = r_blk_3[r_t_3];
-                                r_t_3 = (r_t_3 + 1);
+                            int64_t r_t_7 = 0;
+                            while (r_t_7 < 6) {
+                                out[((i_ * 6) + r_t_7)] = r_blk_7[r_t_7];
+                                r_t_7 = (r_t_7 + 1);
                             }
                         } else {
                             if (dim_r == 8) {
                                 /* the block over r (8 values) in registers */
-                                ep_val_t r_blk_2[8];
-                                for (int k_ = 0; k_ < 8; k_++) r_blk_2[k_] = 0.0;
+                                ep_val_t r_blk_6[8];
+                                for (int k_ = 0; k_ < 8; k_++) r_blk_6[k_] = 0.0;
                                 /* Σ j: linear, then gallop; locate into [locate]; locate into [jump]; rows of large operands prefetched ahead */
                                 int64_t j_q = 0;
                                 int64_t j_end = 0;
                                 j_q = T_pos1[i_q];
                                 j_end = T_pos1[(i_q + 1)];
-                                int j_far_3 = ((131072 <= (dim_j * 8)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
+                                int j_far_7 = ((131072 <= (dim_j * 8)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
                                 int64_t j_q_from_5 = ((j_q < j_end) ? T_pos2[j_q] : 0);
                                 while (j_q < j_end) {
                                     EP_OPAQUE(j_q);
-                                    if ((j_far_3 && (131072 <= (dim_j * 8))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
-                                        int64_t j_ahead_3 = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
-                                        int64_t j_pf_3 = 0;
-                                        int64_t j_pf_at_3 = (j_ahead_3 * 8);
-                                        int64_t j_pf_n_3 = ep_min(8, 64);
-                                        while (j_pf_3 < j_pf_n_3) {
-                                            EP_PREFETCH(&C_vals[j_pf_at_3 + j_pf_3]);
-                                            j_pf_3 = (j_pf_3 + 8);
+                                    if ((j_far_7 && (131072 <= (dim_j * 8))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
+                                        int64_t j_ahead_7 = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
+                                        int64_t j_pf_7 = 0;
+                                        int64_t j_pf_at_7 = (j_ahead_7 * 8);
+                                        int64_t j_pf_n_7 = ep_min(8, 64);
+                                        while (j_pf_7 < j_pf_n_7) {
+                                            EP_PREFETCH(&C_vals[j_pf_at_7 + j_pf_7]);
+                                            j_pf_7 = (j_pf_7 + 8);
                                         }
                                     }
                                     /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
@@ -611,25 +611,25 @@ int mttkrp(
                                     int64_t k_end = 0;
                                     k_q = j_q_from_5;
                                     k_end = T_pos2[(j_q + 1)];
-                                    int k_far_3 = ((131072 <= (dim_k * 8)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
+                                    int k_far_7 = ((131072 <= (dim_k * 8)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
                                     while (k_q < k_end) {
                                         EP_OPAQUE(k_q);
-                                        if ((k_far_3 && (131072 <= (dim_k * 8))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
-                                            int64_t k_ahead_3 = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
-                                            int64_t k_pf_3 = 0;
-                                            int64_t k_pf_at_3 = (k_ahead_3 * 8);
-                                            int64_t k_pf_n_3 = ep_min(8, 64);
-                                            while (k_pf_3 < k_pf_n_3) {
-                                                EP_PREFETCH(&D_vals[k_pf_at_3 + k_pf_3]);
-                                                k_pf_3 = (k_pf_3 + 8);
+                                        if ((k_far_7 && (131072 <= (dim_k * 8))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
+                                            int64_t k_ahead_7 = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
+                                            int64_t k_pf_7 = 0;
+                                            int64_t k_pf_at_7 = (k_ahead_7 * 8);
+                                            int64_t k_pf_n_7 = ep_min(8, 64);
+                                            while (k_pf_7 < k_pf_n_7) {
+                                                EP_PREFETCH(&D_vals[k_pf_at_7 + k_pf_7]);
+                                                k_pf_7 = (k_pf_7 + 8);
                                             }
                                         }
                                         /* r: jump; locate into [locate]; locate into [locate] */
                                         int64_t r_c = 0;
                                         r_c = 0;
                                         while (r_c < 8) {
-                                            int64_t r__3 = r_c;
-                                            r_blk_2[r__3] = r_blk_2[r__3] + ((T_vals[k_q] * C_vals[(r_c + (T_crd1[j_q] * 8))]) * D_vals[(r_c + (T_crd2[k_q] * 8))]);
+                                            int64_t r__7 = r_c;
+                                            r_blk_6[r__7] = r_blk_6[r__7] + ((T_vals[k_q] * C_vals[(r_c + (T_crd1[j_q] * 8))]) * D_vals[(r_c + (T_crd2[k_q] * 8))]);
                                             r_c = (r_c + 1);
                                         }
                                         k_q = (k_q + 1);
@@ -637,33 +637,33 @@ int mttkrp(
                                     j_q_from_5 = k_q;
                                     j_q = (j_q + 1);
                                 }
-                                int64_t r_t_2 = 0;
-                                while (r_t_2 < 8) {
-                                    out[((i_ * 8) + r_t_2)] = r_blk_2[r_t_2];
-                                    r_t_2 = (r_t_2 + 1);
+                                int64_t r_t_6 = 0;
+                                while (r_t_6 < 8) {
+                                    out[((i_ * 8) + r_t_6)] = r_blk_6[r_t_6];
+                                    r_t_6 = (r_t_6 + 1);
                                 }
                             } else {
                                 if (dim_r == 16) {
                                     /* the block over r (16 values) in registers */
-                                    ep_val_t r_blk_1[16];
-                                    for (int k_ = 0; k_ < 16; k_++) r_blk_1[k_] = 0.0;
+                                    ep_val_t r_blk_5[16];
+                                    for (int k_ = 0; k_ < 16; k_++) r_blk_5[k_] = 0.0;
                                     /* Σ j: linear, then gallop; locate into [locate]; locate into [jump]; rows of large operands prefetched ahead */
                                     int64_t j_q = 0;
                                     int64_t j_end = 0;
                                     j_q = T_pos1[i_q];
                                     j_end = T_pos1[(i_q + 1)];
-                                    int j_far_2 = ((131072 <= (dim_j * 16)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
+                                    int j_far_6 = ((131072 <= (dim_j * 16)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
                                     int64_t j_q_from_6 = ((j_q < j_end) ? T_pos2[j_q] : 0);
                                     while (j_q < j_end) {
                                         EP_OPAQUE(j_q);
-                                        if ((j_far_2 && (131072 <= (dim_j * 16))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
-                                            int64_t j_ahead_2 = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
-                                            int64_t j_pf_2 = 0;
-                                            int64_t j_pf_at_2 = (j_ahead_2 * 16);
-                                            int64_t j_pf_n_2 = ep_min(16, 64);
-                                            while (j_pf_2 < j_pf_n_2) {
-                                                EP_PREFETCH(&C_vals[j_pf_at_2 + j_pf_2]);
-                                                j_pf_2 = (j_pf_2 + 8);
+                                        if ((j_far_6 && (131072 <= (dim_j * 16))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
+                                            int64_t j_ahead_6 = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
+                                            int64_t j_pf_6 = 0;
+                                            int64_t j_pf_at_6 = (j_ahead_6 * 16);
+                                            int64_t j_pf_n_6 = ep_min(16, 64);
+                                            while (j_pf_6 < j_pf_n_6) {
+                                                EP_PREFETCH(&C_vals[j_pf_at_6 + j_pf_6]);
+                                                j_pf_6 = (j_pf_6 + 8);
                                             }
                                         }
                                         /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
@@ -671,25 +671,25 @@ int mttkrp(
                                         int64_t k_end = 0;
                                         k_q = j_q_from_6;
                                         k_end = T_pos2[(j_q + 1)];
-                                        int k_far_2 = ((131072 <= (dim_k * 16)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
+                                        int k_far_6 = ((131072 <= (dim_k * 16)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
                                         while (k_q < k_end) {
                                             EP_OPAQUE(k_q);
-                                            if ((k_far_2 && (131072 <= (dim_k * 16))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
-                                                int64_t k_ahead_2 = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
-                                                int64_t k_pf_2 = 0;
-                                                int64_t k_pf_at_2 = (k_ahead_2 * 16);
-                                                int64_t k_pf_n_2 = ep_min(16, 64);
-                                                while (k_pf_2 < k_pf_n_2) {
-                                                    EP_PREFETCH(&D_vals[k_pf_at_2 + k_pf_2]);
-                                                    k_pf_2 = (k_pf_2 + 8);
+                                            if ((k_far_6 && (131072 <= (dim_k * 16))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
+                                                int64_t k_ahead_6 = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
+                                                int64_t k_pf_6 = 0;
+                                                int64_t k_pf_at_6 = (k_ahead_6 * 16);
+                                                int64_t k_pf_n_6 = ep_min(16, 64);
+                                                while (k_pf_6 < k_pf_n_6) {
+                                                    EP_PREFETCH(&D_vals[k_pf_at_6 + k_pf_6]);
+                                                    k_pf_6 = (k_pf_6 + 8);
                                                 }
                                             }
                                             /* r: jump; locate into [locate]; locate into [locate] */
                                             int64_t r_c = 0;
                                             r_c = 0;
                                             while (r_c < 16) {
-                                                int64_t r__2 = r_c;
-                                                r_blk_1[r__2] = r_blk_1[r__2] + ((T_vals[k_q] * C_vals[(r_c + (T_crd1[j_q] * 16))]) * D_vals[(r_c + (T_crd2[k_q] * 16))]);
+                                                int64_t r__6 = r_c;
+                                                r_blk_5[r__6] = r_blk_5[r__6] + ((T_vals[k_q] * C_vals[(r_c + (T_crd1[j_q] * 16))]) * D_vals[(r_c + (T_crd2[k_q] * 16))]);
                                                 r_c = (r_c + 1);
                                             }
                                             k_q = (k_q + 1);
@@ -697,33 +697,33 @@ int mttkrp(
                                         j_q_from_6 = k_q;
                                         j_q = (j_q + 1);
                                     }
-                                    int64_t r_t_1 = 0;
-                                    while (r_t_1 < 16) {
-                                        out[((i_ * 16) + r_t_1)] = r_blk_1[r_t_1];
-                                        r_t_1 = (r_t_1 + 1);
+                                    int64_t r_t_5 = 0;
+                                    while (r_t_5 < 16) {
+                                        out[((i_ * 16) + r_t_5)] = r_blk_5[r_t_5];
+                                        r_t_5 = (r_t_5 + 1);
                                     }
                                 } else {
                                     if (dim_r == 32) {
                                         /* the block over r (32 values) in registers */
-                                        ep_val_t r_blk[32];
-                                        for (int k_ = 0; k_ < 32; k_++) r_blk[k_] = 0.0;
+                                        ep_val_t r_blk_4[32];
+                                        for (int k_ = 0; k_ < 32; k_++) r_blk_4[k_] = 0.0;
                                         /* Σ j: linear, then gallop; locate into [locate]; locate into [jump]; rows of large operands prefetched ahead */
                                         int64_t j_q = 0;
                                         int64_t j_end = 0;
                                         j_q = T_pos1[i_q];
                                         j_end = T_pos1[(i_q + 1)];
-                                        int j_far_1 = ((131072 <= (dim_j * 32)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
+                                        int j_far_5 = ((131072 <= (dim_j * 32)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
                                         int64_t j_q_from_7 = ((j_q < j_end) ? T_pos2[j_q] : 0);
                                         while (j_q < j_end) {
                                             EP_OPAQUE(j_q);
-                                            if ((j_far_1 && (131072 <= (dim_j * 32))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
-                                                int64_t j_ahead_1 = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
-                                                int64_t j_pf_1 = 0;
-                                                int64_t j_pf_at_1 = (j_ahead_1 * 32);
-                                                int64_t j_pf_n_1 = ep_min(32, 64);
-                                                while (j_pf_1 < j_pf_n_1) {
-                                                    EP_PREFETCH(&C_vals[j_pf_at_1 + j_pf_1]);
-                                                    j_pf_1 = (j_pf_1 + 8);
+                                            if ((j_far_5 && (131072 <= (dim_j * 32))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
+                                                int64_t j_ahead_5 = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
+                                                int64_t j_pf_5 = 0;
+                                                int64_t j_pf_at_5 = (j_ahead_5 * 32);
+                                                int64_t j_pf_n_5 = ep_min(32, 64);
+                                                while (j_pf_5 < j_pf_n_5) {
+                                                    EP_PREFETCH(&C_vals[j_pf_at_5 + j_pf_5]);
+                                                    j_pf_5 = (j_pf_5 + 8);
                                                 }
                                             }
                                             /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
@@ -731,25 +731,25 @@ int mttkrp(
                                             int64_t k_end = 0;
                                             k_q = j_q_from_7;
                                             k_end = T_pos2[(j_q + 1)];
-                                            int k_far_1 = ((131072 <= (dim_k * 32)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
+                                            int k_far_5 = ((131072 <= (dim_k * 32)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
                                             while (k_q < k_end) {
                                                 EP_OPAQUE(k_q);
-                                                if ((k_far_1 && (131072 <= (dim_k * 32))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
-                                                    int64_t k_ahead_1 = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
-                                                    int64_t k_pf_1 = 0;
-                                                    int64_t k_pf_at_1 = (k_ahead_1 * 32);
-                                                    int64_t k_pf_n_1 = ep_min(32, 64);
-                                                    while (k_pf_1 < k_pf_n_1) {
-                                                        EP_PREFETCH(&D_vals[k_pf_at_1 + k_pf_1]);
-                                                        k_pf_1 = (k_pf_1 + 8);
+                                                if ((k_far_5 && (131072 <= (dim_k * 32))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
+                                                    int64_t k_ahead_5 = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
+                                                    int64_t k_pf_5 = 0;
+                                                    int64_t k_pf_at_5 = (k_ahead_5 * 32);
+                                                    int64_t k_pf_n_5 = ep_min(32, 64);
+                                                    while (k_pf_5 < k_pf_n_5) {
+                                                        EP_PREFETCH(&D_vals[k_pf_at_5 + k_pf_5]);
+                                                        k_pf_5 = (k_pf_5 + 8);
                                                     }
                                                 }
                                                 /* r: jump; locate into [locate]; locate into [locate] */
                                                 int64_t r_c = 0;
                                                 r_c = 0;
                                                 while (r_c < 32) {
-                                                    int64_t r__1 = r_c;
-                                                    r_blk[r__1] = r_blk[r__1] + ((T_vals[k_q] * C_vals[(r_c + (T_crd1[j_q] * 32))]) * D_vals[(r_c + (T_crd2[k_q] * 32))]);
+                                                    int64_t r__5 = r_c;
+                                                    r_blk_4[r__5] = r_blk_4[r__5] + ((T_vals[k_q] * C_vals[(r_c + (T_crd1[j_q] * 32))]) * D_vals[(r_c + (T_crd2[k_q] * 32))]);
                                                     r_c = (r_c + 1);
                                                 }
                                                 k_q = (k_q + 1);
@@ -757,61 +757,325 @@ int mttkrp(
                                             j_q_from_7 = k_q;
                                             j_q = (j_q + 1);
                                         }
-                                        int64_t r_t = 0;
-                                        while (r_t < 32) {
-                                            out[((i_ * 32) + r_t)] = r_blk[r_t];
-                                            r_t = (r_t + 1);
+                                        int64_t r_t_4 = 0;
+                                        while (r_t_4 < 32) {
+                                            out[((i_ * 32) + r_t_4)] = r_blk_4[r_t_4];
+                                            r_t_4 = (r_t_4 + 1);
                                         }
                                     } else {
-                                        /* Σ j: linear, then gallop; locate into [locate]; locate into [jump]; rows of large operands prefetched ahead */
-                                        int64_t j_q = 0;
-                                        int64_t j_end = 0;
-                                        j_q = T_pos1[i_q];
-                                        j_end = T_pos1[(i_q + 1)];
-                                        int j_far = ((131072 <= (dim_j * dim_r)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
-                                        int64_t j_q_from_8 = ((j_q < j_end) ? T_pos2[j_q] : 0);
-                                        while (j_q < j_end) {
-                                            EP_OPAQUE(j_q);
-                                            if ((j_far && (131072 <= (dim_j * dim_r))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
-                                                int64_t j_ahead = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
-                                                int64_t j_pf = 0;
-                                                int64_t j_pf_at = (j_ahead * dim_r);
-                                                int64_t j_pf_n = ep_min(dim_r, 64);
-                                                while (j_pf < j_pf_n) {
-                                                    EP_PREFETCH(&C_vals[j_pf_at + j_pf]);
-                                                    j_pf = (j_pf + 8);
+                                        if (32 <= dim_r) {
+                                            int64_t r_s_3 = 0;
+                                            while (r_s_3 < dim_r) {
+                                                r_s_3 = ep_min(r_s_3, (dim_r - 32));
+                                                /* a strip of 32 values of r in registers */
+                                                ep_val_t r_blk_3[32];
+                                                for (int k_ = 0; k_ < 32; k_++) r_blk_3[k_] = 0.0;
+                                                /* Σ j: linear, then gallop; locate into [locate]; locate into [jump]; rows of large operands prefetched ahead */
+                                                int64_t j_q = 0;
+                                                int64_t j_end = 0;
+                                                j_q = T_pos1[i_q];
+                                                j_end = T_pos1[(i_q + 1)];
+                                                int j_far_4 = ((131072 <= (dim_j * dim_r)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
+                                                int64_t j_q_from_8 = ((j_q < j_end) ? T_pos2[j_q] : 0);
+                                                while (j_q < j_end) {
+                                                    EP_OPAQUE(j_q);
+                                                    if ((j_far_4 && (131072 <= (dim_j * dim_r))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
+                                                        int64_t j_ahead_4 = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
+                                                        int64_t j_pf_4 = 0;
+                                                        int64_t j_pf_at_4 = (j_ahead_4 * dim_r);
+                                                        int64_t j_pf_n_4 = ep_min(dim_r, 64);
+                                                        while (j_pf_4 < j_pf_n_4) {
+                                                            EP_PREFETCH(&C_vals[j_pf_at_4 + j_pf_4]);
+                                                            j_pf_4 = (j_pf_4 + 8);
+                                                        }
+                                                    }
+                                                    /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
+                                                    int64_t k_q = 0;
+                                                    int64_t k_end = 0;
+                                                    k_q = j_q_from_8;
+                                                    k_end = T_pos2[(j_q + 1)];
+                                                    int k_far_4 = ((131072 <= (dim_k * dim_r)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
+                                                    while (k_q < k_end) {
+                                                        EP_OPAQUE(k_q);
+                                                        if ((k_far_4 && (131072 <= (dim_k * dim_r))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
+                                                            int64_t k_ahead_4 = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
+                                                            int64_t k_pf_4 = 0;
+                                                            int64_t k_pf_at_4 = (k_ahead_4 * dim_r);
+                                                            int64_t k_pf_n_4 = ep_min(dim_r, 64);
+                                                            while (k_pf_4 < k_pf_n_4) {
+                                                                EP_PREFETCH(&D_vals[k_pf_at_4 + k_pf_4]);
+                                                                k_pf_4 = (k_pf_4 + 8);
+                                                            }
+                                                        }
+                                                        /* r: jump; locate into [locate]; locate into [locate] */
+                                                        int64_t r_c = 0;
+                                                        r_c = 0;
+                                                        while (r_c < 32) {
+                                                            int64_t r__4 = (r_s_3 + r_c);
+                                                            r_blk_3[(r__4 - r_s_3)] = r_blk_3[(r__4 - r_s_3)] + ((T_vals[k_q] * C_vals[((r_s_3 + r_c) + (T_crd1[j_q] * dim_r))]) * D_vals[((r_s_3 + r_c) + (T_crd2[k_q] * dim_r))]);
+                                                            r_c = (r_c + 1);
+                                                        }
+                                                        k_q = (k_q + 1);
+                                                    }
+                                                    j_q_from_8 = k_q;
+                                                    j_q = (j_q + 1);
                                                 }
+                                                int64_t r_t_3 = 0;
+                                                while (r_t_3 < 32) {
+                                                    out[((i_ * dim_r) + (r_s_3 + r_t_3))] = r_blk_3[r_t_3];
+                                                    r_t_3 = (r_t_3 + 1);
+                                                }
+                                                r_s_3 = (r_s_3 + 32);
                                             }
-                                            /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
-                                            int64_t k_q = 0;
-                                            int64_t k_end = 0;
-                                            k_q = j_q_from_8;
-                                            k_end = T_pos2[(j_q + 1)];
-                                            int k_far = ((131072 <= (dim_k * dim_r)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
-                                            while (k_q < k_end) {
-                                                EP_OPAQUE(k_q);
-                                                if ((k_far && (131072 <= (dim_k * dim_r))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
-                                                    int64_t k_ahead = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
-                                                    int64_t k_pf = 0;
-                                                    int64_t k_pf_at = (k_ahead * dim_r);
-                                                    int64_t k_pf_n = ep_min(dim_r, 64);
-                                                    while (k_pf < k_pf_n) {
-                                                        EP_PREFETCH(&D_vals[k_pf_at + k_pf]);
-                                                        k_pf = (k_pf + 8);
+                                        } else {
+                                            if (16 <= dim_r) {
+                                                int64_t r_s_2 = 0;
+                                                while (r_s_2 < dim_r) {
+                                                    r_s_2 = ep_min(r_s_2, (dim_r - 16));
+                                                    /* a strip of 16 values of r in registers */
+                                                    ep_val_t r_blk_2[16];
+                                                    for (int k_ = 0; k_ < 16; k_++) r_blk_2[k_] = 0.0;
+                                                    /* Σ j: linear, then gallop; locate into [locate]; locate into [jump]; rows of large operands prefetched ahead */
+                                                    int64_t j_q = 0;
+                                                    int64_t j_end = 0;
+                                                    j_q = T_pos1[i_q];
+                                                    j_end = T_pos1[(i_q + 1)];
+                                                    int j_far_3 = ((131072 <= (dim_j * dim_r)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
+                                                    int64_t j_q_from_9 = ((j_q < j_end) ? T_pos2[j_q] : 0);
+                                                    while (j_q < j_end) {
+                                                        EP_OPAQUE(j_q);
+                                                        if ((j_far_3 && (131072 <= (dim_j * dim_r))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
+                                                            int64_t j_ahead_3 = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
+                                                            int64_t j_pf_3 = 0;
+                                                            int64_t j_pf_at_3 = (j_ahead_3 * dim_r);
+                                                            int64_t j_pf_n_3 = ep_min(dim_r, 64);
+                                                            while (j_pf_3 < j_pf_n_3) {
+                                                                EP_PREFETCH(&C_vals[j_pf_at_3 + j_pf_3]);
+                                                                j_pf_3 = (j_pf_3 + 8);
+                                                            }
+                                                        }
+                                                        /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
+                                                        int64_t k_q = 0;
+                                                        int64_t k_end = 0;
+                                                        k_q = j_q_from_9;
+                                                        k_end = T_pos2[(j_q + 1)];
+                                                        int k_far_3 = ((131072 <= (dim_k * dim_r)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
+                                                        while (k_q < k_end) {
+                                                            EP_OPAQUE(k_q);
+                                                            if ((k_far_3 && (131072 <= (dim_k * dim_r))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
+                                                                int64_t k_ahead_3 = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
+                                                                int64_t k_pf_3 = 0;
+                                                                int64_t k_pf_at_3 = (k_ahead_3 * dim_r);
+                                                                int64_t k_pf_n_3 = ep_min(dim_r, 64);
+                                                                while (k_pf_3 < k_pf_n_3) {
+                                                                    EP_PREFETCH(&D_vals[k_pf_at_3 + k_pf_3]);
+                                                                    k_pf_3 = (k_pf_3 + 8);
+                                                                }
+                                                            }
+                                                            /* r: jump; locate into [locate]; locate into [locate] */
+                                                            int64_t r_c = 0;
+                                                            r_c = 0;
+                                                            while (r_c < 16) {
+                                                                int64_t r__3 = (r_s_2 + r_c);
+                                                                r_blk_2[(r__3 - r_s_2)] = r_blk_2[(r__3 - r_s_2)] + ((T_vals[k_q] * C_vals[((r_s_2 + r_c) + (T_crd1[j_q] * dim_r))]) * D_vals[((r_s_2 + r_c) + (T_crd2[k_q] * dim_r))]);
+                                                                r_c = (r_c + 1);
+                                                            }
+                                                            k_q = (k_q + 1);
+                                                        }
+                                                        j_q_from_9 = k_q;
+                                                        j_q = (j_q + 1);
+                                                    }
+                                                    int64_t r_t_2 = 0;
+                                                    while (r_t_2 < 16) {
+                                                        out[((i_ * dim_r) + (r_s_2 + r_t_2))] = r_blk_2[r_t_2];
+                                                        r_t_2 = (r_t_2 + 1);
+                                                    }
+                                                    r_s_2 = (r_s_2 + 16);
+                                                }
+                                            } else {
+                                                if (8 <= dim_r) {
+                                                    int64_t r_s_1 = 0;
+                                                    while (r_s_1 < dim_r) {
+                                                        r_s_1 = ep_min(r_s_1, (dim_r - 8));
+                                                        /* a strip of 8 values of r in registers */
+                                                        ep_val_t r_blk_1[8];
+                                                        for (int k_ = 0; k_ < 8; k_++) r_blk_1[k_] = 0.0;
+                                                        /* Σ j: linear, then gallop; locate into [locate]; locate into [jump]; rows of large operands prefetched ahead */
+                                                        int64_t j_q = 0;
+                                                        int64_t j_end = 0;
+                                                        j_q = T_pos1[i_q];
+                                                        j_end = T_pos1[(i_q + 1)];
+                                                        int j_far_2 = ((131072 <= (dim_j * dim_r)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
+                                                        int64_t j_q_from_10 = ((j_q < j_end) ? T_pos2[j_q] : 0);
+                                                        while (j_q < j_end) {
+                                                            EP_OPAQUE(j_q);
+                                                            if ((j_far_2 && (131072 <= (dim_j * dim_r))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
+                                                                int64_t j_ahead_2 = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
+                                                                int64_t j_pf_2 = 0;
+                                                                int64_t j_pf_at_2 = (j_ahead_2 * dim_r);
+                                                                int64_t j_pf_n_2 = ep_min(dim_r, 64);
+                                                                while (j_pf_2 < j_pf_n_2) {
+                                                                    EP_PREFETCH(&C_vals[j_pf_at_2 + j_pf_2]);
+                                                                    j_pf_2 = (j_pf_2 + 8);
+                                                                }
+                                                            }
+                                                            /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
+                                                            int64_t k_q = 0;
+                                                            int64_t k_end = 0;
+                                                            k_q = j_q_from_10;
+                                                            k_end = T_pos2[(j_q + 1)];
+                                                            int k_far_2 = ((131072 <= (dim_k * dim_r)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
+                                                            while (k_q < k_end) {
+                                                                EP_OPAQUE(k_q);
+                                                                if ((k_far_2 && (131072 <= (dim_k * dim_r))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
+                                                                    int64_t k_ahead_2 = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
+                                                                    int64_t k_pf_2 = 0;
+                                                                    int64_t k_pf_at_2 = (k_ahead_2 * dim_r);
+                                                                    int64_t k_pf_n_2 = ep_min(dim_r, 64);
+                                                                    while (k_pf_2 < k_pf_n_2) {
+                                                                        EP_PREFETCH(&D_vals[k_pf_at_2 + k_pf_2]);
+                                                                        k_pf_2 = (k_pf_2 + 8);
+                                                                    }
+                                                                }
+                                                                /* r: jump; locate into [locate]; locate into [locate] */
+                                                                int64_t r_c = 0;
+                                                                r_c = 0;
+                                                                while (r_c < 8) {
+                                                                    int64_t r__2 = (r_s_1 + r_c);
+                                                                    r_blk_1[(r__2 - r_s_1)] = r_blk_1[(r__2 - r_s_1)] + ((T_vals[k_q] * C_vals[((r_s_1 + r_c) + (T_crd1[j_q] * dim_r))]) * D_vals[((r_s_1 + r_c) + (T_crd2[k_q] * dim_r))]);
+                                                                    r_c = (r_c + 1);
+                                                                }
+                                                                k_q = (k_q + 1);
+                                                            }
+                                                            j_q_from_10 = k_q;
+                                                            j_q = (j_q + 1);
+                                                        }
+                                                        int64_t r_t_1 = 0;
+                                                        while (r_t_1 < 8) {
+                                                            out[((i_ * dim_r) + (r_s_1 + r_t_1))] = r_blk_1[r_t_1];
+                                                            r_t_1 = (r_t_1 + 1);
+                                                        }
+                                                        r_s_1 = (r_s_1 + 8);
+                                                    }
+                                                } else {
+                                                    if (4 <= dim_r) {
+                                                        int64_t r_s = 0;
+                                                        while (r_s < dim_r) {
+                                                            r_s = ep_min(r_s, (dim_r - 4));
+                                                            /* a strip of 4 values of r in registers */
+                                                            ep_val_t r_blk[4];
+                                                            for (int k_ = 0; k_ < 4; k_++) r_blk[k_] = 0.0;
+                                                            /* Σ j: linear, then gallop; locate into [locate]; locate into [jump]; rows of large operands prefetched ahead */
+                                                            int64_t j_q = 0;
+                                                            int64_t j_end = 0;
+                                                            j_q = T_pos1[i_q];
+                                                            j_end = T_pos1[(i_q + 1)];
+                                                            int j_far_1 = ((131072 <= (dim_j * dim_r)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
+                                                            int64_t j_q_from_11 = ((j_q < j_end) ? T_pos2[j_q] : 0);
+                                                            while (j_q < j_end) {
+                                                                EP_OPAQUE(j_q);
+                                                                if ((j_far_1 && (131072 <= (dim_j * dim_r))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
+                                                                    int64_t j_ahead_1 = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
+                                                                    int64_t j_pf_1 = 0;
+                                                                    int64_t j_pf_at_1 = (j_ahead_1 * dim_r);
+                                                                    int64_t j_pf_n_1 = ep_min(dim_r, 64);
+                                                                    while (j_pf_1 < j_pf_n_1) {
+                                                                        EP_PREFETCH(&C_vals[j_pf_at_1 + j_pf_1]);
+                                                                        j_pf_1 = (j_pf_1 + 8);
+                                                                    }
+                                                                }
+                                                                /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
+                                                                int64_t k_q = 0;
+                                                                int64_t k_end = 0;
+                                                                k_q = j_q_from_11;
+                                                                k_end = T_pos2[(j_q + 1)];
+                                                                int k_far_1 = ((131072 <= (dim_k * dim_r)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
+                                                                while (k_q < k_end) {
+                                                                    EP_OPAQUE(k_q);
+                                                                    if ((k_far_1 && (131072 <= (dim_k * dim_r))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
+                                                                        int64_t k_ahead_1 = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
+                                                                        int64_t k_pf_1 = 0;
+                                                                        int64_t k_pf_at_1 = (k_ahead_1 * dim_r);
+                                                                        int64_t k_pf_n_1 = ep_min(dim_r, 64);
+                                                                        while (k_pf_1 < k_pf_n_1) {
+                                                                            EP_PREFETCH(&D_vals[k_pf_at_1 + k_pf_1]);
+                                                                            k_pf_1 = (k_pf_1 + 8);
+                                                                        }
+                                                                    }
+                                                                    /* r: jump; locate into [locate]; locate into [locate] */
+                                                                    int64_t r_c = 0;
+                                                                    r_c = 0;
+                                                                    while (r_c < 4) {
+                                                                        int64_t r__1 = (r_s + r_c);
+                                                                        r_blk[(r__1 - r_s)] = r_blk[(r__1 - r_s)] + ((T_vals[k_q] * C_vals[((r_s + r_c) + (T_crd1[j_q] * dim_r))]) * D_vals[((r_s + r_c) + (T_crd2[k_q] * dim_r))]);
+                                                                        r_c = (r_c + 1);
+                                                                    }
+                                                                    k_q = (k_q + 1);
+                                                                }
+                                                                j_q_from_11 = k_q;
+                                                                j_q = (j_q + 1);
+                                                            }
+                                                            int64_t r_t = 0;
+                                                            while (r_t < 4) {
+                                                                out[((i_ * dim_r) + (r_s + r_t))] = r_blk[r_t];
+                                                                r_t = (r_t + 1);
+                                                            }
+                                                            r_s = (r_s + 4);
+                                                        }
+                                                    } else {
+                                                        /* Σ j: linear, then gallop; locate into [locate]; locate into [jump]; rows of large operands prefetched ahead */
+                                                        int64_t j_q = 0;
+                                                        int64_t j_end = 0;
+                                                        j_q = T_pos1[i_q];
+                                                        j_end = T_pos1[(i_q + 1)];
+                                                        int j_far = ((131072 <= (dim_j * dim_r)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
+                                                        int64_t j_q_from_12 = ((j_q < j_end) ? T_pos2[j_q] : 0);
+                                                        while (j_q < j_end) {
+                                                            EP_OPAQUE(j_q);
+                                                            if ((j_far && (131072 <= (dim_j * dim_r))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
+                                                                int64_t j_ahead = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
+                                                                int64_t j_pf = 0;
+                                                                int64_t j_pf_at = (j_ahead * dim_r);
+                                                                int64_t j_pf_n = ep_min(dim_r, 64);
+                                                                while (j_pf < j_pf_n) {
+                                                                    EP_PREFETCH(&C_vals[j_pf_at + j_pf]);
+                                                                    j_pf = (j_pf + 8);
+                                                                }
+                                                            }
+                                                            /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
+                                                            int64_t k_q = 0;
+                                                            int64_t k_end = 0;
+                                                            k_q = j_q_from_12;
+                                                            k_end = T_pos2[(j_q + 1)];
+                                                            int k_far = ((131072 <= (dim_k * dim_r)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
+                                                            while (k_q < k_end) {
+                                                                EP_OPAQUE(k_q);
+                                                                if ((k_far && (131072 <= (dim_k * dim_r))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
+                                                                    int64_t k_ahead = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
+                                                                    int64_t k_pf = 0;
+                                                                    int64_t k_pf_at = (k_ahead * dim_r);
+                                                                    int64_t k_pf_n = ep_min(dim_r, 64);
+                                                                    while (k_pf < k_pf_n) {
+                                                                        EP_PREFETCH(&D_vals[k_pf_at + k_pf]);
+                                                                        k_pf = (k_pf + 8);
+                                                                    }
+                                                                }
+                                                                /* r: jump; locate into [locate]; locate into [locate] */
+                                                                int64_t r_c = 0;
+                                                                r_c = 0;
+                                                                while (r_c < dim_r) {
+                                                                    int64_t r_ = r_c;
+                                                                    out[((i_ * dim_r) + r_)] = out[((i_ * dim_r) + r_)] + ((T_vals[k_q] * C_vals[(r_c + (T_crd1[j_q] * dim_r))]) * D_vals[(r_c + (T_crd2[k_q] * dim_r))]);
+                                                                    r_c = (r_c + 1);
+                                                                }
+                                                                k_q = (k_q + 1);
+                                                            }
+                                                            j_q_from_12 = k_q;
+                                                            j_q = (j_q + 1);
+                                                        }
                                                     }
                                                 }
-                                                /* r: jump; locate into [locate]; locate into [locate] */
-                                                int64_t r_c = 0;
-                                                r_c = 0;
-                                                while (r_c < dim_r) {
-                                                    int64_t r_ = r_c;
-                                                    out[((i_ * dim_r) + r_)] = out[((i_ * dim_r) + r_)] + ((T_vals[k_q] * C_vals[(r_c + (T_crd1[j_q] * dim_r))]) * D_vals[(r_c + (T_crd2[k_q] * dim_r))]);
-                                                    r_c = (r_c + 1);
-                                                }
-                                                k_q = (k_q + 1);
                                             }
-                                            j_q_from_8 = k_q;
-                                            j_q = (j_q + 1);
                                         }
                                     }
                                 }
