@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from . import host_facts, imp
+from . import host_facts, imp, unit_arms
 from .version import __version__
 from . import tuning as tuning_
 from .errors import FormatError, OrderError
@@ -32,11 +32,8 @@ from .expr.nodes import Expr, Index
 from .expr.walk import keeps_sizes, tensors
 from .formats import Format
 from .plan.stats import size_notes
-from .plan import algorithms
-from .plan import dense as dense_plan
-from .plan import fusion
-from .plan import layout as plan_layout
-from .plan import nesting
+from .plan import algorithms, fusion, nesting
+from .plan import dense as dense_plan, layout as plan_layout
 from .plan import plan as planning
 from .plan.convert import kernel_tensors
 from .plan.cost import Stats
@@ -130,6 +127,12 @@ class Compiled:
     def build(self, checked: bool = True) -> lower.Program:
         """The program of a build: the checked variant where asked and present."""
         return self.checked if checked and self.checked is not None else self.program
+
+    @cached_property
+    def unit(self) -> tuple | None:
+        """(the Compiled of this request with its output's last index dropped, the
+        C test of its extent 1), or None (etchpy.unit_arms)."""
+        return unit_arms.arm(self, compile_request)
 
 
 def compile_request(req: Request) -> Compiled:
@@ -279,10 +282,11 @@ def render_c(compiled: Compiled, idx_type: str = "int64_t",
     fused input checks unless `checked` is False: Compiled.build), with the
     header when asked."""
     from .c import render as c      # lower/ and c/: not at import (lower_program)
-    req = compiled.request
-    return c.render(compiled.build(checked), req.semiring, name=req.name, idx_type=idx_type,
+    req, prog = compiled.request, compiled.build(checked)
+    return c.render(prog, req.semiring, name=req.name, idx_type=idx_type,
                     banner=banner(compiled), version=__version__,
-                    include_header=include_header, tuning=req.tuning)
+                    include_header=include_header, tuning=req.tuning,
+                    unit=unit_arms.build(compiled, prog))
 
 
 def banner(compiled: Compiled) -> tuple[str, ...]:

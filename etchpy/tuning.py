@@ -252,6 +252,7 @@ class Tuning:
     piece_short: int = 8              # ... when it has this many entries (a line of doubles)
     block_sizes: tuple = (1, 2, 3, 4, 6, 8, 16, 32)  # extents of an output's last axis in registers
     block_strips: tuple = (4, 8, 16, 32)  # other extents: strips of the widest <= it, the last overlapping
+    unit_arms: bool = True            # an output's last index of extent 1 run by the kernel with it dropped
     keep_call_bytes: int = 1 << 20    # a kept call's inputs hold at most this many bytes
     chunks_per_thread: int = 16       # blocks of rows per thread, taken dynamically
     thread_min_work: int = 1 << 16    # loop iterations below which threads stay asleep (0: off)
@@ -260,8 +261,7 @@ class Tuning:
     map_bytes: int = 128 << 10        # heap arrays this large mmapped, kept when freed (0: none)
     spare_age: int = 8                # ... a kept one untaken this many releases: any freed one replaces it (0: only a larger)
     kept_pages_below: int = 1 << 20   # ... one smaller keeps its pages (no MADV_FREE; 0: none)
-    sort_run: int = 16                # ep_sort_idx insertion-sorts runs this short (>= 2),
-                                      # and nearly sorted ones before a rank sort
+    sort_run: int = 16                # ep_sort_idx insertion-sorts runs this short (>= 2), and nearly sorted ones before a rank sort
     sort_near_places: int = 2         # ... nearly: no index more than this many places late
     sort_near_share: int = 8          # ... tried when its ends are <= 1/this of the dimension apart
     rank_sort_max: int = 128          # ... and sorts runs this short by rank, counting the

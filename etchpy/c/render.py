@@ -46,11 +46,14 @@ def templates():
 
 def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
            banner: tuple[str, ...] = (), version: str = "", include_header=False,
-           tuning: _tuning.Tuning = _tuning.DEFAULT) -> CSource:
+           tuning: _tuning.Tuning = _tuning.DEFAULT, unit=None) -> CSource:
     """The C source, header and cdef of function `name` running `prog` over
     `semiring`, with index arrays of C type idx_type (int32_t or int64_t).
     `banner` lines head the files' comments; with include_header the source
-    includes `{name}.h`. The knobs of the C text come from `tuning`."""
+    includes `{name}.h`. The knobs of the C text come from `tuning`. `unit`:
+    None, or (a program whose parameters are among prog's, a C test of them):
+    a function `{name}_unit` of its own, which the exported one runs instead
+    where the test holds (etchpy.unit_arms)."""
     if imp.loose_breaks(prog.body):
         raise ValueError("an imp.Break outside a While (through If, Seq and Block only)")
     proto = prototype(prog, name)
@@ -60,14 +63,19 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
     if body is None:
         fb = FunctionBody(prog, semiring, tuning)
         body, helpers = function_body(fb, error), fb.helpers
+    unit_c, switched = _unit(unit, name, semiring, tuning), prog.body
+    if unit_c is not None:
+        body = f"{INDENT}{unit_c[1]}\n{body}"
+        switched = imp.Seq((prog.body, unit[0].body))
     env = dict(version=version, banner=list(banner), name=name, idx_type=idx_type,
                val_type=semiring.c_type(), semiring=semiring.name,
                **_complex_types(semiring.dtype),
                fp_contract=tuning.fp_contract and _contracts(prog, semiring),
                include_header=include_header, refuses=bool(prog.refuse_above),
                checks=error is not None, check_code=ERROR_CODE,
-               helpers=helpers, **_helper_switches(prog.body, tuning),
-               uses_and_min=bool_product.uses(semiring, tuning, prog.body))
+               helpers=helpers, **_helper_switches(switched, tuning),
+               uses_and_min=bool_product.uses(semiring, tuning, switched),
+               unit=None if unit_c is None else unit_c[0])
     t = templates()
     c = t.get_template("kernel.c.j2").render(
         prototype=proto.render("ep_idx_t", "ep_val_t"), body=body, arms=split, **env)
@@ -95,6 +103,27 @@ def _split_body(prog: Program, proto, name: str, semiring, tuning):
     functions, call = arms.functions(proto.render("ep_idx_t", "ep_val_t"), name,
                                      proto.params, fbs[0].expr(cond), bodies)
     return call, functions
+
+
+def _unit(unit, name: str, semiring, tuning) -> tuple[str, str] | None:
+    """(the C of function `{name}_unit` running unit's program, its arms' first,
+    the exported function's first statement: that function's result where unit's
+    test holds), or None (no unit, or one that needs helpers of its own)."""
+    if unit is None:
+        return None
+    prog, test = unit
+    uname = f"{name}_unit"
+    proto = prototype(prog, uname)
+    body, split = _split_body(prog, proto, uname, semiring, tuning)
+    if body is None:
+        fb = FunctionBody(prog, semiring, tuning)
+        body = function_body(fb, prog.error)
+        if fb.helpers:          # (filled as it renders: a BLAS call's, threads')
+            return None
+    head = proto.render("ep_idx_t", "ep_val_t").replace("int ", "static EP_ARM int ", 1)
+    args = ", ".join(p.name for p in proto.params)
+    return ("\n\n".join([*split, f"{head}\n{{\n{body}\n}}"]),
+            f"if ({test}) return {uname}({args});   /* its last index of extent 1 */")
 
 
 def _complex_types(dtype) -> dict:

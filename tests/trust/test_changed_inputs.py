@@ -19,7 +19,7 @@ N = M = 36            # square, so that every kernel below takes the same shapes
 # (name, expression, formats, compile options, the fused inputs by default); the
 # dense outputs below are order-free (lower.schedule.fused_checks.order_free): their kernels need
 # no order check, and answer an unsorted input as its canonical form
-ORDER_FREE = {"spmv", "spmv_csc", "spmv_threads", "spmm"}
+ORDER_FREE = {"spmv", "spmv_csc", "spmv_threads", "spmm", "spmm_1"}
 KERNELS = [
     ("spmv", "y[i] = A[i,j] * x[j]", {"A": "csr"}, {}, {"A"}),          # a linear walk
     ("spmv_csc", "y[i] = A[i,j] * x[j]", {"A": "csc"}, {}, {"A"}),     # a scatter
@@ -30,6 +30,8 @@ KERNELS = [
     ("spgemm", "C[i,k] = A[i,j] * B[j,k]", {"A": "csr", "B": "csr"}, {"output": "csr"},
      {"B"}),                      # A's rows are also read by a count pass: not fused
     ("spmm", "Y[i,k] = A[i,j] * X[j,k]", {"A": "csr"}, {}, {"A"}),     # rows of X gathered
+    # X of one column: the C runs the SpMV of its unit arm (etchpy.unit_arms), checked too
+    ("spmm_1", "Y[i,k] = A[i,j] * X1[j,k]", {"A": "csr"}, {}, {"A"}),
     # split across threads: the walks report through the rows' loop's flag
     ("spmv_threads", "y[i] = A[i,j] * x[j]", {"A": "csr"}, {"threads": 2}, {"A"}),
 ]
@@ -49,7 +51,7 @@ def matrix(fmt, seed):
 def inputs_of(kernel_formats, seed):
     rng = np.random.default_rng(seed)
     out = {name: matrix(fmt, seed + k) for k, (name, fmt) in enumerate(kernel_formats.items())}
-    out["x"], out["X"] = rng.random(M), rng.random((M, 3))
+    out["x"], out["X"], out["X1"] = rng.random(M), rng.random((M, 3)), rng.random((M, 1))
     return out
 
 
@@ -119,6 +121,8 @@ def _numpy(expr, d):
             return A @ d["B"]
         case "Y[i,k] = A[i,j] * X[j,k]":
             return A @ d["X"]
+        case "Y[i,k] = A[i,j] * X1[j,k]":
+            return A @ d["X1"]
     raise AssertionError(expr)
 
 

@@ -239,6 +239,96 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
 
 void mttkrp_free(void *p) { ep_release(p); }
 
+#if defined(__GNUC__) || defined(__clang__)
+#define EP_ARM __attribute__((noinline))
+#else
+#define EP_ARM
+#endif
+
+/* The kernel as it runs when its output's last index has extent 1: the request
+ * with that index dropped, compiled on its own (etchpy/unit_arms.py). */
+static EP_ARM int mttkrp_unit(
+    int64_t C_dim0,
+    const ep_val_t *restrict C_vals,
+    int64_t D_dim0,
+    const ep_val_t *restrict D_vals,
+    int64_t T_dim0,
+    int64_t T_dim1,
+    int64_t T_dim2,
+    const ep_idx_t *restrict T_pos0,
+    const ep_idx_t *restrict T_crd0,
+    const ep_idx_t *restrict T_pos1,
+    const ep_idx_t *restrict T_crd1,
+    const ep_idx_t *restrict T_pos2,
+    const ep_idx_t *restrict T_crd2,
+    const ep_val_t *restrict T_vals,
+    ep_val_t *restrict out,
+    int out_zeroed)
+{
+    const int64_t dim_i = T_dim0;
+    const int64_t dim_j = T_dim1;
+    const int64_t dim_k = T_dim2;
+    if (C_dim0 != dim_j) return 2;
+    if (D_dim0 != dim_k) return 2;
+    if (!out_zeroed) {
+        int64_t out_k = 0;
+        while (out_k < dim_i) {
+            out[out_k] = 0.0;
+            out_k = (out_k + 1);
+        }
+    }
+    /* out[i] ⊕= Σ_{j,k} T[i,j,k]·C[j]·D[k]   order (i, j, k) */
+    /* i: linear, then gallop; locate into [jump]; locate into [jump] */
+    int64_t i_q = 0;
+    int64_t i_end = 0;
+    i_q = T_pos0[0];
+    i_end = T_pos0[1];
+    int64_t i_q_from = ((i_q < i_end) ? T_pos1[i_q] : 0);
+    while (i_q < i_end) {
+        EP_OPAQUE(i_q);
+        int64_t i_ = T_crd0[i_q];
+        ep_val_t acc = 0.0;
+        /* Σ j: linear, then gallop; locate into [locate]; locate into [jump] */
+        int64_t j_q = 0;
+        int64_t j_end = 0;
+        j_q = i_q_from;
+        j_end = T_pos1[(i_q + 1)];
+        int64_t j_q_from = ((j_q < j_end) ? T_pos2[j_q] : 0);
+        while (j_q < j_end) {
+            EP_OPAQUE(j_q);
+            /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; its arrays prefetched 256 ahead */
+            int64_t k_q = 0;
+            int64_t k_end = 0;
+            k_q = j_q_from;
+            k_end = T_pos2[(j_q + 1)];
+            if (524288 <= T_pos2[T_pos1[T_pos0[1]]]) {
+                EP_PREFETCH_AHEAD(&T_crd2[k_q], 256);
+                EP_PREFETCH_AHEAD(&T_vals[k_q], 256);
+            }
+            if ((524288 <= T_pos2[T_pos1[T_pos0[1]]]) && (32 <= (k_end - k_q))) {
+                while (k_q < k_end) {
+                    EP_PREFETCH(&T_crd2[ep_min((k_q + 256), T_pos2[T_pos1[T_pos0[1]]])]);
+                    EP_PREFETCH(&T_vals[ep_min((k_q + 256), T_pos2[T_pos1[T_pos0[1]]])]);
+                    acc = (acc + ((T_vals[k_q] * C_vals[T_crd1[j_q]]) * D_vals[T_crd2[k_q]]));
+                    k_q = (k_q + 1);
+                }
+            } else {
+                while (k_q < k_end) {
+                    EP_OPAQUE(k_q);
+                    acc = (acc + ((T_vals[k_q] * C_vals[T_crd1[j_q]]) * D_vals[T_crd2[k_q]]));
+                    k_q = (k_q + 1);
+                }
+            }
+            j_q_from = k_q;
+            j_q = (j_q + 1);
+        }
+        i_q_from = j_q;
+        out[i_] = acc;
+        i_q = (i_q + 1);
+    }
+    return 0;
+}
+
 /* Returns 0 on success, 1 when out of memory, 2 when sizes disagree. */
 int mttkrp(
     int64_t C_dim0,
@@ -260,6 +350,7 @@ int mttkrp(
     ep_val_t *restrict out,
     int out_zeroed)
 {
+    if (C_dim1 == 1 && D_dim1 == 1) return mttkrp_unit(C_dim0, C_vals, D_dim0, D_vals, T_dim0, T_dim1, T_dim2, T_pos0, T_crd0, T_pos1, T_crd1, T_pos2, T_crd2, T_vals, out, out_zeroed);   /* its last index of extent 1 */
     const int64_t dim_i = T_dim0;
     const int64_t dim_j = T_dim1;
     const int64_t dim_k = T_dim2;
