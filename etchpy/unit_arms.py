@@ -22,6 +22,7 @@ from dataclasses import replace
 
 from .errors import EtchpyError
 from .expr.nodes import Access, Add, Lit, Map, Mul, Sum, TensorVar, tensor
+from .expr.walk import accesses
 
 
 def arm(compiled, compile_request):
@@ -37,7 +38,9 @@ def arm(compiled, compile_request):
     r = req.out_indices[-1]
     read = []
     expr = _dropped(req.expr, r, read)
-    if expr is None or not read or all(t.format.is_dense for t in req.tensors.values()):
+    if expr is None or not read or all(t.format.is_dense for t in req.tensors.values()) \
+            or any(a.tensor.name in {t.name for t in read} and r not in a.indices
+                   for a in accesses(req.expr)):    # (a tensor read with r and without)
         return None
     order = None if req.order is None else tuple(v for v in req.order if v != r.name)
     options = dict(req.options)

@@ -85,6 +85,7 @@ def test_extents_that_disagree_are_refused_not_run_as_one():
     ("Y[i, k] = A[i, j] * X[j, k]", {"A": "csr", "X": "csr"}, {}),   # X not dense
     ("Y[i, k] = A[i, j] * X[j, k]", {"A": "csr"}, {"output": "csr"}),
     ("Y[i, k] = A[i, j] * X[j, k]", {}, {}),                     # nothing sparse: BLAS
+    ("Y[i, l, k] = A[i, j] * X[j, l] * X[j, k]", {"A": "csr"}, {}),  # X read without k too
 ])
 def test_no_unit_arm_where_it_does_not_apply(text, formats, options):
     """Off, on threads, an index not last or not dense, a sparse output, a dense
@@ -92,7 +93,7 @@ def test_no_unit_arm_where_it_does_not_apply(text, formats, options):
     kern = ep.compile(text, formats=formats, **options)
     assert "etchpy_kernel_unit" not in kern.c_source
     A = random_csr(11, 9, 40, 4)
-    X = np.arange(9.0).reshape(9, 1) if "X[j, k]" in text else np.arange(9.0).reshape(1, 9)
+    X = np.arange(9.0).reshape(9, 1) if "X[k, j]" not in text else np.arange(9.0).reshape(1, 9)
     inputs = {"A": A if formats else A.toarray(),
               "X": sp.csr_matrix(X) if formats.get("X") == "csr" else X}
     got = kern(**inputs)
