@@ -6,12 +6,12 @@
        stencil, a k-nearest-neighbour graph of scikit-learn's digits and, at 1e6,
        the camera photograph's pixel graph), a scipy csr matrix passed on every
        call and a new dense operand on every call, one thread, against scipy:
-         SpMM    Y[i,k] = A[i,j]*X[j,k], X of 4 and 16 columns   vs A @ X
+         SpMM    Y[i,k] = A[i,j]*X[j,k], X of 1, 4, 10, 16 columns vs A @ X
          SpMVᵀ   y[j] = A[i,j]*x[i] on a csr input              vs A.T @ x
          A+B     C[i,j] = A[i,j] + B[i,j] into csr, B of A's pattern (other
                  values) and of another (A's rows reversed)      vs A + B
          A∘B     C[i,j] = A[i,j] * B[i,j], the same two B        vs A.multiply(B)
-         A·B     C[i,j] = A[i,k] * B[k,j] into csr, B = A (1e3 and 1e4 only) vs A @ A
+         A·B     C[i,j] = A[i,k] * B[k,j] into csr, B = A (1e3 to 1e5 only) vs A @ A
          rowsum  y[i] = A[i,j]                                  vs A.sum(axis=1)
          xAy     s = x[i]*A[i,j]*y[j]                           vs x @ (A @ y)
 
@@ -122,7 +122,7 @@ def sparse_cases(A, rng):
     for label, B in (("same pattern", same_pattern(A, rng)), ("other pattern", other_pattern(A))):
         out.append((f"A+B {label}", add, lambda k, B: k(A=A, B=B), lambda B: A + B, [B]))
         out.append((f"A∘B {label}", mul, lambda k, B: k(A=A, B=B), lambda B: A.multiply(B), [B]))
-    if A.nnz <= 20_000:
+    if A.nnz <= 200_000:
         out.append(("A·A (SpGEMM)", "C[i, j] = A[i, k] * B[k, j]", lambda k, B: k(A=A, B=B),
                     lambda B: A @ B, [A]))
     return out
