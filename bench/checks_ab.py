@@ -25,7 +25,8 @@ With --real MOST, then scikit-fem's matrices of bench.audit39 of at most MOST
 stored entries (csr, int32 indices; needs scikit-fem, the bench extra). With
 --large, instead of the five above, stencils and random rows of 8e5 to 5e6
 entries around the size from which rows prefetch their arrays
-(Tuning.run_min_entries; session 71).
+(Tuning.run_min_entries; session 71), and scikit-fem matrices of 1.6e6 to 5.2e6
+(Tuning.mesh_runs; session 75).
 """
 from __future__ import annotations
 
@@ -73,6 +74,11 @@ def large_matrices():
         yield f"3-D Poisson {g}³", stencil3_csr(g)
     for per in (10, 12):
         yield f"rows of {per}, 1e5 rows", per_row_csr(rng, 100_000, 100_000, per)
+    from bench import audit39        # scikit-fem's meshes (Tuning.mesh_runs; session 75)
+    for family, k in (("elast2", 8), ("triP2", 8), ("tetP1", 6), ("triP1", 10)):
+        A = audit39.fem(family, k)
+        yield f"{family} r{k}", sp.csr_array(
+            (A.data, A.indices.astype(np.int32), A.indptr.astype(np.int32)), shape=A.shape)
 
 
 def real_matrices(most: int):
