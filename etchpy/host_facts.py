@@ -50,6 +50,13 @@ bounds the walk (session 71: rows of 25-40 entries 0.78-0.86 of the one-chain lo
 in two, no faster in four), and so where that arm holds the call's lanes are not
 picked; 1 (one chain; Intel's C unchanged, its check_first_from is 0) elsewhere.
 
+`mesh_runs`, 1 where a level whose rows are far (ep_far_pick: most span more
+than an eighth of the columns) and near (ep_near_pick: half their steps within 8
+columns), a mesh's rows as a finite-element code numbers them, takes none of
+the prefetched sizes' code (lower/schedule/mesh_runs.py): 1 on AMD Zen 4, where
+scikit-fem's matrices of 1.6e6-5.2e6 entries ran their SpMV 1.03-1.24x scipy with
+it and 0.90-0.95x without (session 75); 0 elsewhere (Intel's C unchanged).
+
 `row_checks`, 1 where a checked kernel's serial loop of scalar walks (an SpMV's
 near rows below the prefetched sizes, a csc SpMV's scattered columns) tests each row's segment as it opens, its
 start carried by the walk, instead of a pass over pos a block ahead
@@ -199,6 +206,11 @@ def row_checks(facts: tuple[str, int] | None = None) -> int:
     return 1
 
 
+def mesh_runs(facts: tuple[str, int] | None = None) -> int:
+    """The host's Tuning.mesh_runs (0: off): 1 on AMD Zen, 0 elsewhere."""
+    return 1 if zen(facts) else 0
+
+
 def short_mean(facts: tuple[str, int] | None = None) -> int:
     """The host's Tuning.short_mean (0: off): 8 on AMD Zen, where block lists of
     blocks of 6 walked flat ran 1.31 -> 1.00 of csr (session 59); 3 elsewhere,
@@ -229,7 +241,8 @@ def sum_lanes(facts: tuple[str, int] | None = None) -> int:
 FIELDS = (("sum_lanes", sum_lanes), ("gather_from", gather_from), ("gather_ragged_from", gather_ragged_from),
           ("gather_from_far", gather_from_far), ("prefetch_values_from", prefetch_values_from),
           ("prefetch_block_from", prefetch_block_from),
-          ("run_mean_below", run_mean_below), ("check_first_from", check_first_from),
+          ("run_mean_below", run_mean_below), ("mesh_runs", mesh_runs),
+          ("check_first_from", check_first_from),
           ("walk_chain_count", walk_chain_count), ("run_min_entries", run_min_entries),
           ("row_checks", row_checks), ("short_mean", short_mean), ("row_stream_count", row_stream_count), ("hash_probe_lanes", hash_probe_lanes))
 

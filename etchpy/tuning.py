@@ -4,10 +4,9 @@ A `Tuning` is given to `ep.compile`, `ep.evaluate` and `ep.export_c` (`tuning=`)
 a module global. It is part of every kernel cache key (in process and on disk), so a kernel
 built under one setting is never returned for another. docs/performance.md has one section per
 optimisation: its rule, the field that controls it, what it was measured to gain, its test.
-Two kinds of fields:
-- switches (bool): each optimisation, strategy choice or schedule pass can be turned
-  off; with every switch off lowering still emits correct plain loops (one write path per output kind);
-- thresholds and sizes: when an optimisation fires, and how big its pieces are.
+Two kinds of fields: switches (bool: each optimisation, strategy choice or schedule pass can be
+turned off; with every switch off lowering still emits correct plain loops, one write path per
+output kind) and thresholds and sizes (when an optimisation fires, and how big its pieces are).
 
 Presets:
     DEFAULT      what `tuning=None` means
@@ -36,7 +35,7 @@ class Tuning:
     (bool, True by default but met_checks: an optimisation, strategy or schedule
     pass each); thresholds and sizes (when an optimisation fires, how big its
     pieces are; -1 in sum_lanes, walk_chain_count, run_min_entries, gather_from, gather_ragged_from, gather_from_far, prefetch_values_from,
-    prefetch_block_from, run_mean_below, check_first_from, row_checks, short_mean, row_stream_count, hash_probe_lanes, bfs_narrow_levels and
+    prefetch_block_from, run_mean_below, mesh_runs, check_first_from, row_checks, short_mean, row_stream_count, hash_probe_lanes, bfs_narrow_levels and
     lazy_row_block_l2: the host's value, etchpy.host_facts);
     the C helpers (sorts, huge pages, marks); planning and the optimizer
     (conversions, the cost weights, the sizes guessed when none are given,
@@ -246,6 +245,7 @@ class Tuning:
     run_long: int = 32                # longer segments prefetch at every step
     run_min_entries: int = -1         # levels with fewer entries prefetch nothing (-1: the host's)
     run_mean_below: int = -1          # ... nor those of a mean segment this long (0: any; -1: the host's)
+    mesh_runs: int = -1               # ... nor, where this is 1, far rows of near steps (a mesh's; 0: off; -1: the host's)
     run_far_bytes: int = 1 << 15      # far gathers from more: a row's values not prefetched
     run_lines: int = 32               # lines a counted run (band, row of blocks) prefetches
     piece_ahead: int = 512            # ... from this many entries past its start
@@ -372,13 +372,13 @@ NOOPT = Tuning(**{f.name: False for f in fields(Tuning) if f.type in ("bool", bo
 
 FORCE = Tuning(
     unswitch_limit=10**9, hash_initial=2, hash_output_initial=2, initial_capacity=1, first_capacity_limit=1,
-    prefetch_min_bytes=0, run_ahead=1, run_short=0, run_long=1, run_min_entries=0,
+    prefetch_min_bytes=0, run_ahead=1, run_short=0, run_long=1, run_min_entries=0, mesh_runs=0,
     piece_ahead=1, piece_short=1, row_block_min=0, window_walk_long=1,
     block_sizes=(1, 2, 3, 4), chunks_per_thread=1, thread_min_work=0, hash_workspace_dim=1 << 62,
     pull_alpha=1e9, pull_beta=1.0, rounds_above=1, bucket_count=1, scan_below=0, pull_measured=False,
     flat_mask=16, row_stream_count=4, hash_probe_lanes=8)
 FORCE_HASH = FORCE.with_(hash_workspace_dim=0)
-FIXPOINT = DEFAULT.with_(run_ahead=128, run_short=1, run_long=1 << 62, run_min_entries=0)  # pagerank's C loop
+FIXPOINT = DEFAULT.with_(run_ahead=128, run_short=1, run_long=1 << 62, run_min_entries=0, mesh_runs=0)  # pagerank's C loop
 
 PRESETS = dict(default=DEFAULT, noopt=NOOPT, force=FORCE, force_hash=FORCE_HASH, fixpoint=FIXPOINT)
 

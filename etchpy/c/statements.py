@@ -208,8 +208,10 @@ class FunctionBody:
                 ragged = f"{rows_far} ? {wide} : {ragged}" if rows_far else ragged
                 return (f"{pad}const int64_t {var} = "
                         f"ep_gather_pick({pos}, {parents}, {least}, {ragged});")
-            case GatherPick(var=var, pos=pos, parents=parents, crd=crd, near=near) if near > 0:
-                return f"{pad}const int64_t {var} = ep_near_pick({pos}, {crd}, {parents}, {near});"
+            case GatherPick(var=var, pos=pos, parents=parents, crd=crd, share=share,
+                            near=near) if near > 0:
+                return (f"{pad}const int64_t {var} = "
+                        f"ep_near_pick({pos}, {crd}, {parents}, {near}, {share});")
             case GatherPick(var, pos, parents, crd, dim, share, least):
                 return (f"{pad}const int64_t {var} = ep_far_pick({pos}, {crd}, {parents}, "
                         f"{dim}, {share}, {least});")

@@ -91,9 +91,9 @@ class GatherPick:
     from `far_mild` (0: not) when their lengths' standard deviation is at most
     the mean / `far_spread` (C: ep_gather_spread). With `crd` and `near` > 0:
     instead, whether the segments' gathers share cache lines (C: ep_near_pick,
-    1 when most sampled segments of two entries or more have half of their
-    first 16 steps between consecutive coordinates in [0, near]: a mesh's rows;
-    random rows' are not)."""
+    1 when more than 1/`share` of the sampled segments of two entries or more
+    have half of their first 16 steps between consecutive coordinates in [0,
+    near]: a mesh's rows; random rows' are not)."""
     var: str
     pos: str
     parents: str

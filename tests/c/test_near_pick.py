@@ -1,7 +1,8 @@
 """ep_near_pick (kernel.c.j2), which decides whether a checked SpMV's long rows
 are summed in chains (their gathers share cache lines: a mesh's rows) or keep
 the SIMD lanes (random rows), called directly: 1 when more than half of the
-sampled rows have at least half of their first 16 steps in [0, near]."""
+sampled rows (more than 1/share: 2 there, 4 for lower/schedule/mesh_runs.py's
+mesh test) have at least half of their first 16 steps in [0, near]."""
 import numpy as np
 import pytest
 
@@ -10,10 +11,12 @@ from etchpy import pipeline
 from tests.c.spmv_source import with_wrapper
 
 WRAPPER = """
-int64_t near_for_test(const int32_t *pos, const int32_t *crd, int64_t n, int64_t near)
-{ return ep_near_pick(pos, crd, n, near); }
+int64_t near_for_test(const int32_t *pos, const int32_t *crd, int64_t n, int64_t near,
+                      int64_t share)
+{ return ep_near_pick(pos, crd, n, near, share); }
 """
-CDEF = "int64_t near_for_test(const int32_t *pos, const int32_t *crd, int64_t n, int64_t near);"
+CDEF = ("int64_t near_for_test(const int32_t *pos, const int32_t *crd, int64_t n, int64_t near,"
+        " int64_t share);")
 
 
 @pytest.fixture(scope="module")
@@ -27,13 +30,13 @@ def near():
         pytest.skip("no near pick in this host's C (no SIMD gathers)")
     lib = with_wrapper(WRAPPER, CDEF, "near_pick_test", src)
 
-    def call(steps_of_rows):
+    def call(steps_of_rows, share=2):
         """The pick over rows whose coordinates step by the given lists."""
         rows = [np.cumsum([3] + list(s)) for s in steps_of_rows]
         pos = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int32)
         crd = np.concatenate(rows).astype(np.int32)
         p = lambda a: lib.ffi.cast("int32_t *", a.ctypes.data)      # noqa: E731
-        return lib.lib.near_for_test(p(pos), p(crd), len(rows), 8)
+        return lib.lib.near_for_test(p(pos), p(crd), len(rows), 8, share)
     return call
 
 
@@ -55,3 +58,13 @@ def test_rows_too_short_to_step_are_not_counted(near):
     rows = [[]] * 200 + rows_with(16, 64)
     assert near(rows) == 1
     assert near([[]] * 64) == 0
+
+
+def test_share_four_asks_a_quarter_of_the_rows(near):
+    """mesh_runs' test (share 4): more than a quarter of the sampled rows near, as
+    scikit-fem's P1 triangles (13 of 32) are where the majority rule says no."""
+    def mix(k):                # rows 1/8, 3/8, 5/8, 7/8 of the way sampled: k of each 8 near
+        return [[1] * 16 if i % 8 < k else [40] * 16 for i in range(64)]
+    assert near(mix(3), share=4) == 1 and near(mix(3)) == 0
+    assert near(mix(2), share=4) == 0
+    assert near(rows_with(0), share=4) == 0

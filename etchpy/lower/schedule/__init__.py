@@ -79,7 +79,7 @@ class Pass:
     run: Callable
 
 
-from . import (band_rows, blas, blocks, constant_sums, counted_sums, far_rows, fixed_coordinates, flat_mask, flat_walks, fuse_temps, fused_rows, gather_sums,  # noqa: E402
+from . import (band_rows, blas, blocks, constant_sums, counted_sums, far_rows, mesh_runs, fixed_coordinates, flat_mask, flat_walks, fuse_temps, fused_rows, gather_sums,  # noqa: E402
                guard_blocks, guard_prefetch, khatri_rao, met_prefetch, overlap_tail, phases, pieces,
                prefetch, row_blocks, row_starts, row_streams, run_lanes, run_sums, saturated_sums,
                size_switch, thread_work, threads, unswitch, value_prefetch, window_blocks,
@@ -118,6 +118,7 @@ PASSES = (
          lambda prog, semiring, tuning: size_switch.run(prog, tuning)),
     Pass("gathered values prefetched", "prefetch", "program", value_prefetch.run),
     Pass("far rows' values", "prefetch", "program", far_rows.run),
+    Pass("a mesh's rows unprefetched", "prefetch", "program", mesh_runs.run),   # mesh_runs 1
     Pass("intersections' rows prefetched", "prefetch", "program", met_prefetch.run),
     Pass("threads for work that pays", "threads", "program",
          lambda prog, semiring, tuning: thread_work.run(prog, tuning)),

@@ -293,7 +293,7 @@ def _unpicked(body, longs: dict, names):
         long, lv = longs[body.pos]
         made, near, pick = (names.fresh(n) for n in (body.var, f"{lv.tensor}_near", "near"))
         return seq(Decl(near, "index", Const(0)), If(long, seq(
-            GatherPick(pick, lv.pos, lv.parents, lv.crd, lv.dim, near=8), Assign(near, Var(pick))),
+            GatherPick(pick, lv.pos, lv.parents, lv.crd, lv.dim, 2, near=8), Assign(near, Var(pick))),
             split=True), replace(body, var=made),
             Decl(body.var, "index", imp.Select(Var(near), Const(0), Var(made))))
     return imp.map_parts(body, lambda x: _unpicked(x, longs, names))

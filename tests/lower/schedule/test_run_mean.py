@@ -48,7 +48,8 @@ def test_the_test_is_one_unsigned_comparison_made_once():
     """With a mean, the size test bounds n on both sides in one comparison that
     size_switch takes for a size test (made once, outside every loop); with 0
     it is the old one."""
-    tuning = DEFAULT.with_(run_mean_below=16, prefetch_values=0, run_min_entries=1 << 19)
+    tuning = DEFAULT.with_(run_mean_below=16, prefetch_values=0, run_min_entries=1 << 19,
+                           mesh_runs=0)   # (mesh_runs: tests/lower/schedule/test_mesh_runs.py)
     test = prefetch.large_runs(N, tuning)
     assert test.op == "<u" and size_switch.is_size_test(test, {N})
     assert prefetch.large_runs(N, tuning.with_(run_mean_below=0)) == imp.Bin(

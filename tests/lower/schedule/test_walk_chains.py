@@ -66,7 +66,7 @@ def test_the_lanes_are_not_picked_where_long_rows_chain():
     src = ep.compile(TEXT, formats={"A": "csr"}, tuning=FIRST).source("int32_t").c
     zero, one = (src[src.index(f"int etchpy_kernel_arm{k}("):] for k in (0, 1))
     zero = zero[:zero.index("\n}\n")]
-    assert "ep_near_pick(A_pos1, A_crd1, A_dim0, 8);" in one[:one.index("\n}\n")]
+    assert "ep_near_pick(A_pos1, A_crd1, A_dim0, 8, 2);" in one[:one.index("\n}\n")]
     assert "ep_near_pick(A_pos1, A_crd1" not in zero
     assert src.count("int64_t A_gather = (A_near ? 0 : A_gather_1);") == 2
     off = ep.compile(TEXT, formats={"A": "csr"}, tuning=OFF).source("int32_t").c
