@@ -24,17 +24,15 @@ from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from . import host_facts, imp, unit_arms
+from . import host_facts, imp, tuning as tuning_, unit_arms
 from .version import __version__
-from . import tuning as tuning_
 from .errors import FormatError, OrderError
 from .expr.nodes import Expr, Index
 from .expr.walk import keeps_sizes, tensors
 from .formats import Format
 from .plan.stats import size_notes
-from .plan import algorithms, fusion, nesting
-from .plan import dense as dense_plan, layout as plan_layout
-from .plan import plan as planning
+from .plan import algorithms, dense as dense_plan, fusion, layout as plan_layout, nesting, \
+    plan as planning
 from .plan.convert import kernel_tensors
 from .plan.cost import Stats
 from .semiring import Semiring
@@ -124,9 +122,15 @@ class Compiled:
         from .lower.schedule import fused_checks    # lower/ and c/: not at import (below)
         return fused_checks.fuse(self.program, self.request.tuning, self.request.semiring)
 
+    @cached_property
+    def unchecked(self) -> lower.Program:
+        """The build without checks: `program`, long near rows chained (schedule.long_chains)."""
+        from .lower.schedule import long_chains
+        return long_chains.run(self.program, self.request.tuning, self.request.semiring)
+
     def build(self, checked: bool = True) -> lower.Program:
         """The program of a build: the checked variant where asked and present."""
-        return self.checked if checked and self.checked is not None else self.program
+        return self.checked if checked and self.checked is not None else self.unchecked
 
     @cached_property
     def unit(self) -> tuple | None:
@@ -340,8 +344,7 @@ def explain(compiled: Compiled, optimized: Optimized | None) -> str:
             + ["  " + ln for ln in compiled.nesting]
     if compiled.costs is not None or req.measured is not None:
         out += ["  " + ln for ln in size_notes(req.expr, req.options.get("dims"),
-                                              req.options.get("nnz"), req.tuning,
-                                              req.measured)]
+                                              req.options.get("nnz"), req.tuning, req.measured)]
     out += ["plan:", *("  " + ln for ln in compiled.plan.explain().splitlines())]
     chosen = getattr(compiled.program, "algorithms", algorithms.NONE).lines()
     if chosen:
@@ -385,10 +388,9 @@ def _packed(parts: list[str], width: int) -> list[str]:
         sep = "" if k == 0 else " " if parts[k - 1].endswith(":") else ", "
         if lines and len(lines[-1]) + len(sep) + len(part) <= width:
             lines[-1] += sep + part
-        else:
-            if lines:
-                lines[-1] += sep.rstrip()
-            lines.append(part)
+            continue
+        lines[-1:] = [lines[-1] + sep.rstrip()] if lines else []
+        lines.append(part)
     return lines
 
 

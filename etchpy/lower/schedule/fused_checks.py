@@ -108,7 +108,7 @@ def unnarrowed(body):
     states either way (proofs_notes/windows.md, "A window walk")."""
     for n in imp.statements(body):
         if isinstance(n, While) and isinstance(n.walk, Walk) and n.walk.narrow is not None:
-            body = _replace_loop(body, n.walk.narrow, seq())
+            body = replace_loop(body, n.walk.narrow, seq())
     return body
 
 
@@ -228,7 +228,7 @@ def _fuse(prog, tuning, semiring):
     zero = Const(semiring.zero, "value") if k > 1 else None
     body, longs = _blocks(body, ahead, after, first, err, names, tuning,
                           lambda n: walk_chains.chain(n, k, names, zero))
-    body = _unpicked(body, longs, names) if k > 1 else body
+    body = unpicked(body, longs, names) if k > 1 else body
     bad, once = names.fresh("input_bad"), tuning.check_count_once   # (lanes: their maximum)
     for lv in levels:
         body = _rewrite(body, replace(lv, nan=lv.tensor in nan, ahead=lv.tensor in early,
@@ -236,7 +236,7 @@ def _fuse(prog, tuning, semiring):
                                       lanes=once and tuning.check_lanes_once
                                       and names.fresh(f"{bad}_lanes") or None), err, names)
     for name, (lv, loop, q) in sorted(coo.items()):
-        body = _replace_loop(body, loop, coo_checks.checked(loop, q, lv,
+        body = replace_loop(body, loop, coo_checks.checked(loop, q, lv,
                                                             Assign(err, Const(ERROR_CODE))))
     body = _flagged(merge_checks.rewrite(body, {n: ws for n, ws in rest.items() if n not in early},
                                          err, ERROR_CODE, names), err)
@@ -279,11 +279,11 @@ def _blocks(body, ahead, after, first, err: str, names, tuning, chain):
             new = If(long, chain(blocked(loop, lvs, tested, them, off, tuning.check_block)), new,
                      split=True)     # by the rows' mean, a check_block of rows at a time
             longs.update((lv.pos, (long, lv)) for lv in lvs)
-        body = _replace_loop(body, loop, new)
+        body = replace_loop(body, loop, new)
     return body, longs
 
 
-def _unpicked(body, longs: dict, names):
+def unpicked(body, longs: dict, names):
     """body with each lanes pick (imp.GatherPick without crd) over a level of
     `longs` ({pos: (test, Level)}) made 0 where the test holds and the rows gather
     from shared lines (ep_near_pick, made only there; the pick renamed, then `pick
@@ -296,7 +296,7 @@ def _unpicked(body, longs: dict, names):
             GatherPick(pick, lv.pos, lv.parents, lv.crd, lv.dim, 2, near=8), Assign(near, Var(pick))),
             split=True), replace(body, var=made),
             Decl(body.var, "index", imp.Select(Var(near), Const(0), Var(made))))
-    return imp.map_parts(body, lambda x: _unpicked(x, longs, names))
+    return imp.map_parts(body, lambda x: unpicked(x, longs, names))
 
 
 def _met(prog, tuning) -> list[Level]:
@@ -391,10 +391,10 @@ def _in_order(walk: Walk, lv: Level, err: str, names: imp.Names):
     return seq() if walk.rows is None else rows_in_order(walk, lv, err, names)
 
 
-def _replace_loop(node, loop: While, by):
+def replace_loop(node, loop: While, by):
     """node with the loop `loop` (one occurrence) replaced by the statement `by`."""
     if node == loop:
         return by
     if isinstance(node, (Load, Var, Const, Bin)):
         return node
-    return imp.map_parts(node, lambda x: _replace_loop(x, loop, by), notes=True)
+    return imp.map_parts(node, lambda x: replace_loop(x, loop, by), notes=True)
