@@ -91,14 +91,20 @@ def long_rows(loop, lvs, first, now, tuning):
     stmts = list(imp.statements(loop))
     short = 0 < host.run_mean_below <= least
     for lv in lvs:
-        sums = any(isinstance(s, While) and gathered(s, lv.crd, lv.vals) for s in stmts)
-        if sums and lv.tensor in first and lv.tensor not in now and not any(
-                isinstance(s, GatherSum) and s.crd == lv.crd
-                or short and isinstance(s, Prefetch) and s.array == lv.crd
-                for s in stmts):
+        if lv.tensor in first and lv.tensor not in now and scalar_sums(stmts, lv, short):
             parents = Var(lv.parents)
             return Bin("<=", Bin("*", Const(least), parents), Load(lv.pos, parents))
     return None
+
+
+def scalar_sums(stmts: list, lv, short: bool) -> bool:
+    """Some walk among `stmts` (a loop's statements) is a gathered sum of lv's
+    rows, none sums them in SIMD lanes, and (`short`: run_mean_below <=
+    check_first_from) none prefetches its coordinates: the loops long_rows (and
+    long_chains, for the build without checks) give the long rows' arm."""
+    return any(isinstance(s, While) and gathered(s, lv.crd, lv.vals) for s in stmts) and not any(
+        isinstance(s, GatherSum) and s.crd == lv.crd
+        or short and isinstance(s, Prefetch) and s.array == lv.crd for s in stmts)
 
 
 def sums(loop, lv) -> bool:

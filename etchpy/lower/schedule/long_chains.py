@@ -14,7 +14,7 @@ matrix it was made from. Here each full loop over a level's rows (segment_checks
 .plan, no window's offset, not split across threads) whose walk of the level is
 a gathered sum (gather_sums.gathered) in no SIMD lanes, and not a copy whose
 rows prefetch their arrays where only shorter rows reach it (checks_first.
-long_rows' rule), becomes
+scalar_sums, long_rows' rule), becomes
 
     if split (least · parents <= pos[parents]) { the loop, its walks chained } else { the loop }
 
@@ -29,11 +29,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ... import host_facts, imp
-from ...imp import Bin, Const, GatherSum, If, Load, ParallelFor, Prefetch, Var, While
+from ...imp import Bin, Const, If, Load, ParallelFor, Var
 from ..program import program_names
-from . import row_starts, segment_checks, walk_chains
+from . import checks_first, row_starts, segment_checks, walk_chains
 from .fused_checks import candidates, replace_loop, unpicked
-from .gather_sums import gathered
 
 
 def run(prog, tuning, semiring):
@@ -53,7 +52,7 @@ def run(prog, tuning, semiring):
         if off is not None or isinstance(loop, ParallelFor):
             continue
         stmts = list(imp.statements(loop))
-        lv = next((lv for lv in lvs if _scalar_sums(stmts, lv, short)), None)
+        lv = next((lv for lv in lvs if checks_first.scalar_sums(stmts, lv, short)), None)
         chained = walk_chains.chain(loop, k, names, zero) if lv is not None else loop
         if chained == loop:
             continue
@@ -67,11 +66,3 @@ def run(prog, tuning, semiring):
     if tuning.carry_row_start:      # the starts undone to find the loops, carried again
         body = row_starts.carry(body, row_starts.segment_starts(prog), names)
     return replace(prog, body=body)
-
-
-def _scalar_sums(stmts: list, lv, short: bool) -> bool:
-    """Some walk among `stmts` is a gathered sum of lv's rows, none sums them in
-    lanes, and (`short`) none prefetches its coordinates."""
-    return any(isinstance(s, While) and gathered(s, lv.crd, lv.vals) for s in stmts) and not any(
-        isinstance(s, GatherSum) and s.crd == lv.crd
-        or short and isinstance(s, Prefetch) and s.array == lv.crd for s in stmts)

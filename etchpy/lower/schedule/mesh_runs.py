@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ... import host_facts, imp
-from ...imp import Assign, Bin, Const, Decl, GatherPick, If, Load, Not, Var
+from ...imp import Assign, Const, Decl, GatherPick, If, Load, Not, Var
 from ...imp.analysis import map_parts
 from ..program import program_names
 from .fused_checks import candidates
@@ -43,9 +43,10 @@ def run(prog, semiring, tuning):
     that level not being a mesh's (module docstring); `prog` itself when the
     host's mesh_runs is not 1, prefetching or the size switch is off, or no If
     holds such a test."""
-    if not (tuning.prefetch and tuning.size_switch and host_facts.resolved(tuning).mesh_runs == 1):
+    host = host_facts.resolved(tuning)
+    if not (tuning.prefetch and tuning.size_switch and host.mesh_runs == 1):
         return prog
-    least = Const(host_facts.resolved(tuning).run_min_entries)
+    least = Const(host.run_min_entries)
     levels = {Load(lv.pos, Var(lv.parents)): lv for lv in candidates(prog).values()}
     found: dict = {}                      # the size test -> its level's count
     for node in imp.statements(prog.body):
@@ -75,20 +76,10 @@ def _count(test, levels: dict, least: Const):
     (a size test with run_min_entries in it), or None."""
     if not is_size_test(test, set(levels)):
         return None
-    parts = list(_exprs(test))
+    parts = list(imp.subterms(test))
     if least not in parts:
         return None
     return next((p for p in parts if p in levels), None)
-
-
-def _exprs(e):
-    yield e
-    match e:
-        case Bin(_, a, b):
-            yield from _exprs(a)
-            yield from _exprs(b)
-        case Not(a):
-            yield from _exprs(a)
 
 
 def _gated(node, tests: dict):
