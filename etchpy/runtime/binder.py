@@ -10,7 +10,7 @@ sha256, checked before it is loaded). Given a plan whose steps it covers (numpy
 inputs, ep.Tensors, scipy csr/csc inputs (their structure checked in O(1) where
 the kernel checks the rest as it reads them, else by runtime.checks' compiled
 pass, called by its address) and pydata GCXS inputs read as those, scipy coo and
-pydata COO inputs of a coo tensor, windows with int or numpy integer bounds of
+pydata COO inputs of a coo tensor, Python numbers of order-0 tensors, windows with int or numpy integer bounds of
 a numpy operand, of a scipy csr/csc one or of an ep.Tensor (not bool, and not a
 second window of the same Tensor, which the Python plan binds once)), it
 makes the same checks in C, calls the kernel through its address (or that of
@@ -41,6 +41,7 @@ import numpy as np
 from . import checks, extension, fingerprint
 from .coo_steps import CooFacts
 from .plan_steps import Dense, DenseCast, Sparse, TensorFacts
+from .scalar_steps import Scalar
 from .window_steps import DenseWindowStep, RowsWindowStep, TensorWindowStep
 from ..expr.windows import split_bound
 from ..version import __version__
@@ -129,6 +130,9 @@ def _input(step, ffi, source=-1, casts=None):
                 facts.fill, facts.format, tuple(facts.arrays), 0)
     if type(step) in (RowsWindowStep, DenseWindowStep, TensorWindowStep):
         return _window(step)
+    if type(step) is Scalar:
+        return (8, sys.intern(step.name), step.kind, np.dtype(np.float64).num, 0, 0,
+                int(step.nan), 0, 0, 0, (), (step.at,), None, None, (), 0)
     if type(facts) is CooFacts:
         return (3, sys.intern(facts.name), facts.kind, facts.dtype.num, facts.idx.num, 2,
                 int(facts.nan), int(facts.pydata), facts.lo_n, facts.hi_n, facts.dims,

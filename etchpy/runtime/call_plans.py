@@ -52,7 +52,9 @@ from . import binder, coo_inputs, foreign, given_out, outputs, shared, twins
 from .coo_steps import coo_step
 from .copy_notes import note_general, plan_notes
 from .plan_steps import (Dense, DenseCast, Miss, Sparse, cast_lines, cast_step, dense_lines,
-                         dense_step, sparse_lines, sparse_step, tensor_step)
+                         dense_step, permuted as _permuted, sparse_lines, sparse_step,
+                         tensor_step)
+from .scalar_steps import SCALARS, scalar_step
 from .tensor import Tensor
 from .window_steps import (DenseWindowStep, RowsWindowStep, TensorWindowStep, caller_names,
                            share_operands, window_step, windows_only)
@@ -76,6 +78,8 @@ def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0, cast
     if (casts and type(value) is np.ndarray and set(bound.roles) == {"vals"}
             and not bound.own):
         return cast_step(name, value, positions, sr, types, _permuted(order))
+    if type(value) in SCALARS:                  # bound as a 0-d Tensor made each call
+        return scalar_step(name, value, positions, sr, types)
     if not bound.own:
         return None
     if type(value) is np.ndarray:
@@ -102,11 +106,6 @@ def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0, cast
         return None
     return sparse_step(name, value, positions, sr, bound.unchecked, types, max_bytes,
                        bound.nan_unchecked)
-
-
-def _permuted(order):
-    """A dense mode order other than the modes' own, else None (row-major)."""
-    return None if order is None or order == tuple(range(len(order))) else tuple(order)
 
 
 def _shape_facts(owner, names, bound, out_shape):

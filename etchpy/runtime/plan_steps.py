@@ -69,6 +69,11 @@ def dense_step(name, value, positions, sr, types, max_bytes, order=None):
                  vals[0][0], types[vals[0][1]], int(max_bytes), order)
 
 
+def permuted(order):
+    """A dense mode order other than the modes' own, else None (row-major)."""
+    return None if order is None or order == tuple(range(len(order))) else tuple(order)
+
+
 def _numpy_head(k: int, dtype: str, d) -> list[str]:
     """The first lines of numpy input number `k`'s step (a Dense or a DenseCast `d`):
     a miss unless it is a numpy array of dtype `dtype` (a name in the plan's space)
