@@ -33,7 +33,7 @@ def _pull_kernel(iso: bool = False, tuning: Tuning = DEFAULT,
                       semiring=semirings.real, tuning=tuning, threads=threads)
 
 
-def _iteration(step, push: bool = False, degrees=None):
+def _iteration(step, push: bool = False, degrees=None, span=None):
     """PageRank's power iteration as one program: an imp.Fixpoint around the
     compiled step `step`: the pull x'[i] = c + Σ_j A[j, i]·w[j] (A in csc),
     which adds |x'[i] − x[i]| to the distance at the store of each x'[i]
@@ -81,42 +81,45 @@ def _iteration(step, push: bool = False, degrees=None):
         return replace(step, params=params, body=imp.seq(made, loop)), roles
     bad = names.fresh("input_error")
     program = imp.seq(made, imp.Decl(bad, "index", imp.ZERO),
-                      _checked_degrees(degrees, inv, bad, names, n, loop))
+                      _checked_degrees(degrees, span, inv, bad, names, n, loop))
     return replace(step, params=params, body=program, error=bad, fused=degrees.fused), roles
 
 
-def _checked_degrees(degrees, inv: str, bad: str, names, n, then):
+def _checked_degrees(degrees, span, inv: str, bad: str, names, n, then):
     """degrees' body (Compiled.checked of deg[j] = Σ_i A[j, i] over the step's
     A: deg into inv, its fused checks of A's pointers and indices reporting in
-    `bad`) in its own scope, each value it reads checked where it is read
-    (nonnegative, at most the largest double: no NaN, no inf; it reads every
-    value the step reads); then, when all passed, inv = 1/deg (0 where deg
-    = 0) and `then`; else bad = ERROR_CODE (graph.rank_scipy,
-    proofs_notes/fixpoint_loop.md). Its sums in SIMD lanes (imp.GatherSum) run as
-    their loops: lanes read values no statement shows, and may report a bad
-    coordinate only after the whole program. CompileError when its body reads no
-    value."""
+    `bad`) in its own scope; when they passed, one loop over the values the
+    step reads (span, as _iteration's) testing each (nonnegative, at most the
+    largest double: no NaN, no inf), a linear pass the compiler runs in SIMD
+    lanes (a test inside the degrees' scattered walk doubled its time); then,
+    when all passed, inv = 1/deg (0 where deg = 0) and `then`; else bad =
+    ERROR_CODE (graph.rank_scipy, proofs_notes/fixpoint_loop.md). Its sums in
+    SIMD lanes (imp.GatherSum) run as their loops: lanes may report a bad
+    coordinate only after the whole program. CompileError when span names an
+    array or size that is not a parameter of degrees."""
     body = imp.rename(_loops_only(degrees.body), {"out": inv, degrees.error: bad})
     body = imp.replaced(imp.substitute(body, "out_zeroed", imp.ZERO),
                         imp.Decl(bad, "index", imp.ZERO), imp.Assign(bad, imp.ZERO))
     vals = next(p.name for p in degrees.params if p.kind == "in_array" and p.type == "value")
-    fine, d, j = (names.fresh(b) for b in ("values_bad", "d", "j"))
+    pos, last = span
+    if not {pos, last or pos} <= {p.name for p in degrees.params}:
+        raise CompileError(f"the out-degree kernel has no parameter {pos} or {last}")
+    fine, d, j, q, end = (names.fresh(b) for b in ("values_bad", "d", "j", "q", "q_end"))
     V, zero, top = imp.Var, imp.Const(0.0, "value"), float(np.finfo(np.float64).max)
-    reads = {(s, x) for s in imp.statements(body) if isinstance(s, (imp.Assign, imp.Accum))
-             for x in imp.subterms(s.value) if isinstance(x, imp.Load) and x.array == vals
-             and not x.hint}
-    if not reads:
-        raise CompileError("the out-degree kernel reads no value: none could be checked")
-    for s, at in sorted(reads, key=repr):
-        ok = imp.Bin("&", imp.Bin(">=", at, zero), imp.Bin("<=", at, imp.Const(top, "value")))
-        body = imp.replaced(body, s, imp.seq(s, imp.Assign(fine, imp.Bin("|", V(fine),
-                                                                          imp.Not(ok)))))
+    at = imp.Load(vals, V(q))
+    ok = imp.Bin("&", imp.Bin(">=", at, zero), imp.Bin("<=", at, imp.Const(top, "value")))
+    values = imp.seq(
+        imp.Decl(q, "index", imp.Load(pos, imp.ZERO)),
+        imp.Decl(end, "index", imp.Load(pos, V(last) if last else imp.Const(1))),
+        imp.While(imp.lt(V(q), V(end)), imp.seq(
+            imp.Assign(fine, imp.Bin("|", V(fine), imp.Not(ok))), imp.incr(q))))
     invert = imp.seq(imp.Decl(j, "index", imp.ZERO), imp.While(imp.lt(V(j), n), imp.seq(
         imp.Decl(d, "value", imp.Load(inv, V(j))),
         imp.Store(inv, V(j), imp.select(imp.Bin(">", V(d), zero),
                                         imp.Bin("/", imp.Const(1.0, "value"), V(d)), zero)),
         imp.incr(j))))
-    return imp.seq(imp.Decl(fine, "index", imp.ZERO), imp.Block(body), imp.If(
+    return imp.seq(imp.Decl(fine, "index", imp.ZERO), imp.Block(body),
+                   imp.If(imp.eq(V(bad), imp.ZERO), imp.Block(values)), imp.If(
         imp.eq(imp.Bin("|", V(bad), V(fine)), imp.ZERO), imp.seq(invert, then),
         imp.If(imp.eq(V(bad), imp.ZERO), imp.Assign(bad, imp.Const(ERROR_CODE)))))
 

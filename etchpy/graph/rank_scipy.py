@@ -66,7 +66,7 @@ def _library(fmt: str, idx_type: str, tuning: Tuning):
     if degrees is None:
         raise InputError(f"pagerank of a scipy matrix needs fused checks (Tuning.fused_checks "
                          f"is off); pass an ep.graph.Graph")
-    prog, roles = power._iteration(step.compiled.program, fmt != "csc", degrees)
+    prog, roles = power._iteration(step.compiled.program, fmt != "csc", degrees, SPAN[fmt])
     name = f"etchpy_pagerank_{fmt}_{idx_type[:-2]}"
     src = c_render(prog, semirings.real, name=name, idx_type=idx_type, version=__version__,
                    tuning=tuning)
@@ -82,6 +82,10 @@ def _lib(fmt: str, dtype, tuning: Tuning):
 
 
 _LAST: dict = {}
+SPAN = {"csc": ("A_pos1", "A_dim1"), "csr": ("A_pos1", "A_dim0"), "coo": ("A_pos0", None)}
+"""Each format's values as its kernels read them: A_vals[pos[0]] .. A_vals[pos[last] − 1]
+(rank_program._iteration's span: the pointers of A's last compressed level, the
+number of positions of its parent level)."""
 
 
 def rank(A, alpha: float, tol: float, max_iter: int, name: str = "A",

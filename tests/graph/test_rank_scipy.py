@@ -193,7 +193,7 @@ def test_a_scipy_matrix_runs_the_compiled_iteration():
     assert not any("rank" in kind for kind in fns)
     step = rank_scipy._push_kernel("csr", ep.tuning.FIXPOINT).compiled.program
     degrees = rank_scipy._degrees_kernel("csr", ep.tuning.FIXPOINT).compiled.checked
-    prog, _ = graph.rank._iteration(step, True, degrees)
+    prog, _ = graph.rank._iteration(step, True, degrees, rank_scipy.SPAN["csr"])
     assert prog.error is not None and any(
         type(s).__name__ == "Fixpoint" for s in ep.imp.statements(prog.body))
 
