@@ -24,7 +24,7 @@ from . import Claim
 from .blas import gemm_step
 from .kept_rows import with_kept_rows
 from .bounds import state_decls
-from .threads import threads_on
+from .threads import plain_counted, threads_on
 
 
 def writes_every_cell_once(s, n_axes: int, runs: bool = False) -> bool:
@@ -140,20 +140,36 @@ def _free_vars(s) -> tuple:
 
 def emit_fused(em, ss, ctx) -> imp.Stmt:
     """One nest for the streams `ss` (`fusable`): the first one's free levels,
-    every stream's state stepped with them, and at each cell the sum of every
-    step's value in a register, stored once."""
+    every stream's state stepped with them (a counter equal to first's at every
+    step is first's: `_same_counter`), and at each cell the sum of every step's
+    value in a register, stored once."""
     first = ss[0]
     if not is_stream(first) or first.contracted:
         return _cell(em, ss, ctx)
     iv = em.names.fresh(f"{first.var}_")
     enter, inner = em.target.enter(first.var, Var(iv), ctx)
+    same = {s: _same_counter(first, s) for s in ss[1:]}
+    own = [s for s in ss if same.get(s) is None]            # the others step with first
+    same = {streams.counter_range(s)[0]: c for s, c in same.items() if c is not None}
     body = seq(Decl(iv, "index", first.index), enter,
-               emit_fused(em, [s.value for s in ss], inner))
-    loop = seq(*[s.init for s in ss],
-               While(first.valid, seq(body, *[s.next for s in ss])))
-    decls = [d for s in ss for d in state_decls(s, loop)]
+               imp.rename(emit_fused(em, [s.value for s in ss], inner), same))
+    loop = seq(*[s.init for s in own],
+               While(first.valid, seq(body, *[s.next for s in own])))
+    decls = [d for s in own for d in state_decls(s, loop)]
     return seq(imp.Comment(f"{first.var}: {first.search}; {len(ss)} steps in lockstep, "
                            f"each cell stored once"), *decls, loop)
+
+
+def _same_counter(first, s) -> str | None:
+    """first's counter when `s`, walked in lockstep with it, is a plain counted loop
+    from the same start (threads.plain_counted: its init sets the counter, its next
+    adds one, nothing else): its counter equals first's at every step, and the nest
+    reads first's instead (a row's segment then opens at pos[c], pos[c + 1] of the
+    loop's own counter, as in a step of its own: segment_checks)."""
+    if not (plain_counted(first) and plain_counted(s)):
+        return None
+    (c, start, _), (c2, start2, _) = streams.counter_range(first), streams.counter_range(s)
+    return c if start == start2 and c != c2 else None
 
 
 def _cell(em, ss, ctx) -> imp.Stmt:

@@ -31,6 +31,13 @@ typedef double ep_val_t;   /* carrier of semiring min_plus */
 
 static inline int64_t ep_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ep_min(int64_t a, int64_t b) { return a < b ? a : b; }
+/* The greater of two coordinates compared as unsigned at their own width (a
+ * negative one is greater than every one in [0, dim)): one instruction a lane
+ * where a pass over coordinates vectorises. */
+static inline ep_idx_t ep_umax(ep_idx_t a, ep_idx_t b)
+{
+    return (uint64_t)a < (uint64_t)b ? b : a;
+}
 
 /* A hint that memory will be read soon (gathers through coordinates), or
  * written soon (EP_PREFETCH_W: the scattered writes of a counting sort).
@@ -57,6 +64,14 @@ static inline int64_t ep_min(int64_t a, int64_t b) { return a < b ? a : b; }
 #define EP_OPAQUE(v) __asm__("" : "+r"(v))
 #else
 #define EP_OPAQUE(v) ((void)0)
+#endif
+
+/* A test that almost never holds (imp.If.rare: a failed input check): the
+ * compiler lays its arm out of the loop's straight path. */
+#if defined(__GNUC__) || defined(__clang__)
+#define EP_RARE(c) __builtin_expect(!!(c), 0)
+#else
+#define EP_RARE(c) (c)
 #endif
 
 /* Heap arrays of 4 MiB or more ask for transparent huge pages before they are
@@ -519,6 +534,7 @@ int min_plus_relax(
     if (W_dim0 != dim_u) return 2;
     if (x_dim0 != dim_v) return 2;
     int64_t input_error = 0;
+    int64_t input_bad = 0;
     const int64_t W_far_rows = ep_far_pick(W_pos1, W_crd1, W_dim1, W_dim0, 8, 4096);
     const int64_t W_far = ep_far_pick(W_pos1, W_crd1, W_dim1, W_dim0, 8, 131072);
     const int64_t W_gather = ep_gather_pick(W_pos1, W_dim1, 0, 0);
@@ -528,111 +544,21 @@ int min_plus_relax(
             /* out[v] ⊕= x[v]   order (v) */
             /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
             int64_t v_c = 0;
-            int64_t v_c_2 = 0;
             v_c = 0;
-            v_c_2 = 0;
             while (v_c < dim_v) {
-                int64_t v_ = v_c;
-                ep_val_t cell = INFINITY;
-                /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                int64_t u_q_1 = 0;
-                int64_t u_end_1 = 0;
-                u_q_1 = W_pos1[v_c];
-                u_end_1 = W_pos1[(v_c + 1)];
-                EP_PREFETCH_AHEAD(&W_crd1[u_q_1], 256);
-                if (!W_far_rows) {
-                    EP_PREFETCH_AHEAD(&W_vals[u_q_1], 256);
+                int64_t v_c_block = ep_min((v_c + 1024), dim_v);
+                int64_t v_c_r = v_c;
+                int v_c_bad = ((0 | (W_dim0 == 0)) | ((uint64_t)W_pos1[W_dim1] < (uint64_t)W_pos1[v_c_block]));
+                while (v_c_r < v_c_block) {
+                    v_c_bad = (v_c_bad | (W_pos1[(v_c_r + 1)] < W_pos1[v_c_r]));
+                    v_c_r = (v_c_r + 1);
                 }
-                if (32 <= (u_end_1 - u_q_1)) {
-                    if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                        input_error = 4;
-                        u_end_1 = u_q_1;
-                    }
-                    if (W_gather) {
-                        cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
-                        u_q_1 = u_end_1;
-                    } else {
-                        while (u_q_1 < u_end_1) {
-                            if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
-                            EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                            EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                            cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
-                            u_q_1 = (u_q_1 + 1);
-                        }
-                        if (u_q_1 < u_end_1) {
-                            input_error = 4;
-                        }
-                    }
-                } else {
-                    if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                        input_error = 4;
-                        u_end_1 = u_q_1;
-                    }
-                    if (W_gather) {
-                        cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
-                        u_q_1 = u_end_1;
-                    } else {
-                        while (u_q_1 < u_end_1) {
-                            EP_OPAQUE(u_q_1);
-                            if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
-                            cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
-                            u_q_1 = (u_q_1 + 1);
-                        }
-                        if (u_q_1 < u_end_1) {
-                            input_error = 4;
-                        }
-                    }
+                if (v_c_bad != 0) {
+                    input_error = 4;
+                    v_c_block = v_c;
+                    v_c = dim_v;
                 }
-                cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
-                out[v_] = cell;
-                v_c = (v_c + 1);
-                v_c_2 = (v_c_2 + 1);
-            }
-        } else {
-            /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
-            /* out[v] ⊕= x[v]   order (v) */
-            /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
-            int64_t v_c = 0;
-            int64_t v_c_2 = 0;
-            v_c = 0;
-            v_c_2 = 0;
-            if (W_far) {
-                while (v_c < dim_v) {
-                    int64_t v_ = v_c;
-                    ep_val_t cell = INFINITY;
-                    /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                    int64_t u_q_1 = 0;
-                    int64_t u_end_1 = 0;
-                    u_q_1 = W_pos1[v_c];
-                    u_end_1 = W_pos1[(v_c + 1)];
-                    EP_PREFETCH_AHEAD(&W_crd1[u_q_1], 256);
-                    if (!W_far_rows) {
-                        EP_PREFETCH_AHEAD(&W_vals[u_q_1], 256);
-                    }
-                    if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                        input_error = 4;
-                        u_end_1 = u_q_1;
-                    }
-                    while (u_q_1 < u_end_1) {
-                        if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
-                        if ((u_q_1 + 64) < W_pos1[W_dim1]) {
-                            int64_t W_ahead = (((uint64_t)W_crd1[(u_q_1 + 64)] < (uint64_t)W_dim0) ? W_crd1[(u_q_1 + 64)] : 0);
-                            EP_PREFETCH(&x_vals[W_ahead]);
-                        }
-                        EP_OPAQUE(u_q_1);
-                        cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
-                        u_q_1 = (u_q_1 + 1);
-                    }
-                    if (u_q_1 < u_end_1) {
-                        input_error = 4;
-                    }
-                    cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
-                    out[v_] = cell;
-                    v_c = (v_c + 1);
-                    v_c_2 = (v_c_2 + 1);
-                }
-            } else {
-                while (v_c < dim_v) {
+                while (v_c < v_c_block) {
                     int64_t v_ = v_c;
                     ep_val_t cell = INFINITY;
                     /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
@@ -645,39 +571,146 @@ int min_plus_relax(
                         EP_PREFETCH_AHEAD(&W_vals[u_q_1], 256);
                     }
                     if (32 <= (u_end_1 - u_q_1)) {
-                        if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                            input_error = 4;
-                            u_end_1 = u_q_1;
-                        }
-                        while (u_q_1 < u_end_1) {
-                            if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
-                            EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                            EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                            cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
-                            u_q_1 = (u_q_1 + 1);
-                        }
-                        if (u_q_1 < u_end_1) {
-                            input_error = 4;
+                        if (W_gather) {
+                            cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
+                            u_q_1 = u_end_1;
+                        } else {
+                            while (u_q_1 < u_end_1) {
+                                int64_t u_q_1_ok_1 = ((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0);
+                                int64_t u_q_1_at_1 = (u_q_1_ok_1 ? W_crd1[u_q_1] : 0);
+                                input_bad = (input_bad + !u_q_1_ok_1);
+                                EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                                EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                                cell = ((cell < (x_vals[u_q_1_at_1] + W_vals[u_q_1]) ? cell : (x_vals[u_q_1_at_1] + W_vals[u_q_1])));
+                                u_q_1 = (u_q_1 + 1);
+                            }
                         }
                     } else {
-                        if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                            input_error = 4;
-                            u_end_1 = u_q_1;
+                        if (W_gather) {
+                            cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
+                            u_q_1 = u_end_1;
+                        } else {
+                            while (u_q_1 < u_end_1) {
+                                int64_t u_q_1_ok_2 = ((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0);
+                                int64_t u_q_1_at_2 = (u_q_1_ok_2 ? W_crd1[u_q_1] : 0);
+                                input_bad = (input_bad + !u_q_1_ok_2);
+                                EP_OPAQUE(u_q_1);
+                                cell = ((cell < (x_vals[u_q_1_at_2] + W_vals[u_q_1]) ? cell : (x_vals[u_q_1_at_2] + W_vals[u_q_1])));
+                                u_q_1 = (u_q_1 + 1);
+                            }
+                        }
+                    }
+                    cell = ((cell < x_vals[v_c] ? cell : x_vals[v_c]));
+                    out[v_] = cell;
+                    v_c = (v_c + 1);
+                }
+            }
+        } else {
+            /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
+            /* out[v] ⊕= x[v]   order (v) */
+            /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
+            int64_t v_c = 0;
+            v_c = 0;
+            if (W_far) {
+                while (v_c < dim_v) {
+                    int64_t v_c_block_1 = ep_min((v_c + 64), dim_v);
+                    int64_t v_c_r_1 = v_c;
+                    int v_c_bad_1 = ((0 | (W_dim0 == 0)) | ((uint64_t)W_pos1[W_dim1] < (uint64_t)W_pos1[v_c_block_1]));
+                    while (v_c_r_1 < v_c_block_1) {
+                        v_c_bad_1 = (v_c_bad_1 | (W_pos1[(v_c_r_1 + 1)] < W_pos1[v_c_r_1]));
+                        v_c_r_1 = (v_c_r_1 + 1);
+                    }
+                    if (!v_c_bad_1) {
+                        int64_t v_c_fk = W_pos1[v_c];
+                        int64_t v_c_flast = W_pos1[v_c_block_1];
+                        ep_idx_t v_c_fmax = 0;
+                        while (v_c_fk < v_c_flast) {
+                            v_c_fmax = ep_umax(v_c_fmax, W_crd1[v_c_fk]);
+                            v_c_fk = (v_c_fk + 1);
+                        }
+                        v_c_bad_1 = (v_c_bad_1 | !((uint64_t)v_c_fmax < (uint64_t)W_dim0));
+                    }
+                    if (v_c_bad_1 != 0) {
+                        input_error = 4;
+                        v_c_block_1 = v_c;
+                        v_c = dim_v;
+                    }
+                    while (v_c < v_c_block_1) {
+                        int64_t v_ = v_c;
+                        ep_val_t cell = INFINITY;
+                        /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                        int64_t u_q_1 = 0;
+                        int64_t u_end_1 = 0;
+                        u_q_1 = W_pos1[v_c];
+                        u_end_1 = W_pos1[(v_c + 1)];
+                        EP_PREFETCH_AHEAD(&W_crd1[u_q_1], 256);
+                        if (!W_far_rows) {
+                            EP_PREFETCH_AHEAD(&W_vals[u_q_1], 256);
                         }
                         while (u_q_1 < u_end_1) {
+                            if ((u_q_1 + 64) < W_pos1[W_dim1]) {
+                                int64_t W_ahead = (((uint64_t)W_crd1[(u_q_1 + 64)] < (uint64_t)W_dim0) ? W_crd1[(u_q_1 + 64)] : 0);
+                                EP_PREFETCH(&x_vals[W_ahead]);
+                            }
                             EP_OPAQUE(u_q_1);
-                            if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
                             cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
                             u_q_1 = (u_q_1 + 1);
                         }
-                        if (u_q_1 < u_end_1) {
-                            input_error = 4;
-                        }
+                        cell = ((cell < x_vals[v_c] ? cell : x_vals[v_c]));
+                        out[v_] = cell;
+                        v_c = (v_c + 1);
                     }
-                    cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
-                    out[v_] = cell;
-                    v_c = (v_c + 1);
-                    v_c_2 = (v_c_2 + 1);
+                }
+            } else {
+                while (v_c < dim_v) {
+                    int64_t v_c_block_2 = ep_min((v_c + 1024), dim_v);
+                    int64_t v_c_r_2 = v_c;
+                    int v_c_bad_2 = ((0 | (W_dim0 == 0)) | ((uint64_t)W_pos1[W_dim1] < (uint64_t)W_pos1[v_c_block_2]));
+                    while (v_c_r_2 < v_c_block_2) {
+                        v_c_bad_2 = (v_c_bad_2 | (W_pos1[(v_c_r_2 + 1)] < W_pos1[v_c_r_2]));
+                        v_c_r_2 = (v_c_r_2 + 1);
+                    }
+                    if (v_c_bad_2 != 0) {
+                        input_error = 4;
+                        v_c_block_2 = v_c;
+                        v_c = dim_v;
+                    }
+                    while (v_c < v_c_block_2) {
+                        int64_t v_ = v_c;
+                        ep_val_t cell = INFINITY;
+                        /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                        int64_t u_q_1 = 0;
+                        int64_t u_end_1 = 0;
+                        u_q_1 = W_pos1[v_c];
+                        u_end_1 = W_pos1[(v_c + 1)];
+                        EP_PREFETCH_AHEAD(&W_crd1[u_q_1], 256);
+                        if (!W_far_rows) {
+                            EP_PREFETCH_AHEAD(&W_vals[u_q_1], 256);
+                        }
+                        if (32 <= (u_end_1 - u_q_1)) {
+                            while (u_q_1 < u_end_1) {
+                                int64_t u_q_1_ok_3 = ((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0);
+                                int64_t u_q_1_at_3 = (u_q_1_ok_3 ? W_crd1[u_q_1] : 0);
+                                input_bad = (input_bad + !u_q_1_ok_3);
+                                EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                                EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                                cell = ((cell < (x_vals[u_q_1_at_3] + W_vals[u_q_1]) ? cell : (x_vals[u_q_1_at_3] + W_vals[u_q_1])));
+                                u_q_1 = (u_q_1 + 1);
+                            }
+                        } else {
+                            while (u_q_1 < u_end_1) {
+                                int64_t u_q_1_ok_4 = ((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0);
+                                int64_t u_q_1_at_4 = (u_q_1_ok_4 ? W_crd1[u_q_1] : 0);
+                                input_bad = (input_bad + !u_q_1_ok_4);
+                                EP_OPAQUE(u_q_1);
+                                cell = ((cell < (x_vals[u_q_1_at_4] + W_vals[u_q_1]) ? cell : (x_vals[u_q_1_at_4] + W_vals[u_q_1])));
+                                u_q_1 = (u_q_1 + 1);
+                            }
+                        }
+                        cell = ((cell < x_vals[v_c] ? cell : x_vals[v_c]));
+                        out[v_] = cell;
+                        v_c = (v_c + 1);
+                    }
                 }
             }
         }
@@ -687,75 +720,86 @@ int min_plus_relax(
             /* out[v] ⊕= x[v]   order (v) */
             /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
             int64_t v_c = 0;
-            int64_t v_c_2 = 0;
             v_c = 0;
-            v_c_2 = 0;
             while (v_c < dim_v) {
-                int64_t v_ = v_c;
-                ep_val_t cell = INFINITY;
-                /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                int64_t u_q_1 = 0;
-                int64_t u_end_1 = 0;
-                u_q_1 = W_pos1[v_c];
-                u_end_1 = W_pos1[(v_c + 1)];
-                if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
+                int64_t v_c_block_3 = ep_min((v_c + 1024), dim_v);
+                int64_t v_c_r_3 = v_c;
+                int v_c_bad_3 = ((0 | (W_dim0 == 0)) | ((uint64_t)W_pos1[W_dim1] < (uint64_t)W_pos1[v_c_block_3]));
+                while (v_c_r_3 < v_c_block_3) {
+                    v_c_bad_3 = (v_c_bad_3 | (W_pos1[(v_c_r_3 + 1)] < W_pos1[v_c_r_3]));
+                    v_c_r_3 = (v_c_r_3 + 1);
+                }
+                if (v_c_bad_3 != 0) {
                     input_error = 4;
-                    u_end_1 = u_q_1;
+                    v_c_block_3 = v_c;
+                    v_c = dim_v;
                 }
-                if (W_gather) {
-                    cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
-                    u_q_1 = u_end_1;
-                } else {
-                    while (u_q_1 < u_end_1) {
-                        EP_OPAQUE(u_q_1);
-                        if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
-                        cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
-                        u_q_1 = (u_q_1 + 1);
+                while (v_c < v_c_block_3) {
+                    int64_t v_ = v_c;
+                    ep_val_t cell = INFINITY;
+                    /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                    int64_t u_q_1 = 0;
+                    int64_t u_end_1 = 0;
+                    u_q_1 = W_pos1[v_c];
+                    u_end_1 = W_pos1[(v_c + 1)];
+                    if (W_gather) {
+                        cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
+                        u_q_1 = u_end_1;
+                    } else {
+                        while (u_q_1 < u_end_1) {
+                            int64_t u_q_1_ok_5 = ((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0);
+                            int64_t u_q_1_at_5 = (u_q_1_ok_5 ? W_crd1[u_q_1] : 0);
+                            input_bad = (input_bad + !u_q_1_ok_5);
+                            EP_OPAQUE(u_q_1);
+                            cell = ((cell < (x_vals[u_q_1_at_5] + W_vals[u_q_1]) ? cell : (x_vals[u_q_1_at_5] + W_vals[u_q_1])));
+                            u_q_1 = (u_q_1 + 1);
+                        }
                     }
-                    if (u_q_1 < u_end_1) {
-                        input_error = 4;
-                    }
+                    cell = ((cell < x_vals[v_c] ? cell : x_vals[v_c]));
+                    out[v_] = cell;
+                    v_c = (v_c + 1);
                 }
-                cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
-                out[v_] = cell;
-                v_c = (v_c + 1);
-                v_c_2 = (v_c_2 + 1);
             }
         } else {
             /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
             /* out[v] ⊕= x[v]   order (v) */
             /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
             int64_t v_c = 0;
-            int64_t v_c_2 = 0;
             v_c = 0;
-            v_c_2 = 0;
+            if ((v_c < dim_v) && (0 | (W_dim0 == 0))) {
+                input_error = 4;
+                v_c = dim_v;
+            }
+            int64_t v_c_at = W_pos1[v_c];
             while (v_c < dim_v) {
+                if (EP_RARE(0 | (((uint64_t)W_pos1[W_dim1] < (uint64_t)W_pos1[(v_c + 1)]) | (W_pos1[(v_c + 1)] < v_c_at)))) {
+                    input_error = 4;
+                    break;
+                }
                 int64_t v_ = v_c;
                 ep_val_t cell = INFINITY;
                 /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
                 int64_t u_q_1 = 0;
                 int64_t u_end_1 = 0;
-                u_q_1 = W_pos1[v_c];
+                u_q_1 = v_c_at;
                 u_end_1 = W_pos1[(v_c + 1)];
-                if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                    input_error = 4;
-                    u_end_1 = u_q_1;
-                }
                 while (u_q_1 < u_end_1) {
+                    int64_t u_q_1_ok_6 = ((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0);
+                    int64_t u_q_1_at_6 = (u_q_1_ok_6 ? W_crd1[u_q_1] : 0);
+                    input_bad = (input_bad + !u_q_1_ok_6);
                     EP_OPAQUE(u_q_1);
-                    if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
-                    cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
+                    cell = ((cell < (x_vals[u_q_1_at_6] + W_vals[u_q_1]) ? cell : (x_vals[u_q_1_at_6] + W_vals[u_q_1])));
                     u_q_1 = (u_q_1 + 1);
                 }
-                if (u_q_1 < u_end_1) {
-                    input_error = 4;
-                }
-                cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
+                v_c_at = u_q_1;
+                cell = ((cell < x_vals[v_c] ? cell : x_vals[v_c]));
                 out[v_] = cell;
                 v_c = (v_c + 1);
-                v_c_2 = (v_c_2 + 1);
             }
         }
+    }
+    if (input_bad != 0) {
+        input_error = 4;
     }
     if (input_error) {
         return (int)input_error;
