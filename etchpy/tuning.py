@@ -113,6 +113,7 @@ class Tuning:
     met_checks: bool = False          # ... an intersection's whole, a block of rows ahead
     met_prefetch: int = 0             # an intersection's rows hint the row this many on (0: off)
     entries: bool = True              # a non-unique level (coo's first) read one entry at a time (a scatter) where the output ⊕-accumulates
+    scatter_runs: bool = True         # ... adding each run of one output cell in a register
     gather_sums: bool = True          # a segment's dot with a dense vector (SpMV rows) in SIMD lanes
     plain_sum_lanes: bool = True      # ... and a plain sum of its values (row sums; with gather_sums)
     plain_sum_from: int = 5           # ... in lanes where rows of one length are this long (ragged ones: all)
@@ -357,8 +358,7 @@ class Tuning:
         return f"Tuning({', '.join(_changed(self, Tuning()))})"
 
     def with_(self, **changes) -> "Tuning":
-        """A copy with some fields changed by name:
-        >>> tuning.NOOPT.with_(prefetch=True)"""
+        """A copy with some fields changed by name: `tuning.NOOPT.with_(prefetch=True)`."""
         return replace(self, **changes)
 
 

@@ -23,7 +23,7 @@ order (at the group point each sees the claims made before it); at the others th
 whose `run` gives statements wins; where none does, the driver emits the plain
 loop. A new pass is a module here, a `Pass` in `PASSES` and a Tuning switch.
 The program point's passes (guarded fibres' prefetch, flat sums' tests as a
-mask, gathered sums, the size switch, gathered values' prefetch, far rows' values, threads only for work that
+mask, a scatter's runs in a register, gathered sums, the size switch, gathered values' prefetch, far rows' values, threads only for work that
 pays, dense stores' last block overlapped, rows' starts carried) rewrite the whole program
 once it is lowered (lower.driver.lower_plan); the checks fused into a kernel's reads (fused_checks)
 make a variant of the whole program, which the pipeline declares
@@ -82,6 +82,7 @@ class Pass:
 from . import (band_rows, blas, blocks, constant_sums, counted_sums, far_rows, mesh_runs, fixed_coordinates, flat_mask, flat_walks, fuse_temps, fused_rows, gather_sums,  # noqa: E402
                guard_blocks, guard_prefetch, khatri_rao, met_prefetch, overlap_tail, phases, pieces,
                prefetch, row_blocks, row_starts, row_streams, run_lanes, run_sums, saturated_sums,
+               scatter_runs,
                size_switch, thread_work, threads, unswitch, value_prefetch, window_blocks,
                window_walks)  # they need no name above
 
@@ -113,6 +114,7 @@ PASSES = (
     Pass("entries listed in blocks", "guard_blocks", "program",
          lambda prog, semiring, tuning: guard_blocks.run(prog, tuning)),
     Pass("flat sums' tests as a mask", "guard_blocks", "program", flat_mask.run),  # flat_mask > 0
+    Pass("a scatter's runs in a register", "scatter_runs", "program", scatter_runs.run),
     Pass("gathered sums", "gather_sums", "program", gather_sums.run),
     Pass("size switch", "size_switch", "program",
          lambda prog, semiring, tuning: size_switch.run(prog, tuning)),
