@@ -28,8 +28,8 @@ def order_free(body, crd_q: Load, appends: tuple = ()) -> bool:
     count, wheres, values = appends or (None, (), ())
 
     def ok(node, where: bool) -> bool:
-        if node in derived:
-            return where
+        if node in derived or _run_flush(node, derived):    # a run's cell changes:
+            return where or node not in derived             # out[k] ⊕= v (scatter_runs)
         match node:
             case Store(array, Var(at), value) if at == count and array in wheres + values:
                 return ok(value, array in wheres)
@@ -55,9 +55,6 @@ def order_free(body, crd_q: Load, appends: tuple = ()) -> bool:
                 return ok(cond, True) and ok(a, where) and ok(b, where)
             case Bin("keep", cond, a):          # a where cond, else the zero bytes
                 return ok(cond, True) and ok(a, where)
-            case If(Bin("!=", Var(at), Var(cur)), then, None) if Var(at) in derived \
-                    and _run_flush(then, at, cur):
-                return True         # a run's cell changes (scatter_runs): out[k] ⊕= v
             case If(cond, then, else_):
                 return ok(cond, True) and ok(then, where) and ok(else_, where)
         return all(ok(part, where) for part in imp.parts(node))      # a loop's note is none
@@ -78,14 +75,17 @@ def _accumulates(name: str, value, ok) -> bool:
     return False
 
 
-def _run_flush(then, at: str, cur: str) -> bool:
-    """`then` is lower.schedule.scatter_runs' flush of a run whose cell `cur` the
-    coordinate `at` leaves: `if (0 <= cur) out[cur] ⊕= run; run := zero; cur := at`.
-    With the register's `run := run ⊕ v` after it, the entries' values reach out
-    at their own cells, each once, in any order: together an `out[at] ⊕= v`."""
-    match imp.seq_parts(then):
-        case (If(Bin("<=", Const(0), Var(c1)), Accum(_, Var(c2), Var(r1)), None),
-              Assign(r2, Const()), Assign(c3, Var(a))) \
-                if c1 == c2 == c3 == cur and r1 == r2 != cur and a == at:
-            return True
+def _run_flush(node, derived: set) -> bool:
+    """`node` is lower.schedule.scatter_runs' flush of a run whose cell `cur` a
+    coordinate `at` (in `derived`) leaves: `if (at != cur) { if (0 <= cur) out[cur]
+    ⊕= run; run := zero; cur := at }`. With the register's `run := run ⊕ v` after
+    it, the entries' values reach out at their own cells, each once, in any order:
+    together an `out[at] ⊕= v`."""
+    match node:
+        case If(Bin("!=", Var(at), Var(cur)), then, None) if Var(at) in derived:
+            match imp.seq_parts(then):
+                case (If(Bin("<=", Const(0), Var(c1)), Accum(_, Var(c2), Var(r1)), None),
+                      Assign(r2, Const()), Assign(c3, Var(a))) \
+                        if c1 == c2 == c3 == cur and r1 == r2 != cur and a == at:
+                    return True
     return False
