@@ -27,8 +27,7 @@ class Tuning:
     """The compiler's knobs, one frozen value (docs/performance.md has a section
     per field: its rule, what it gains, its test). Give it as `tuning=` to
     ep.compile, ep.evaluate or ep.export_c, as a Tuning, a preset name ("default",
-    "noopt", "force", "force_hash") or a dict of fields. Its repr shows the fields
-    changed from the defaults.
+    "noopt", "force", "force_hash") or a dict of fields; its repr shows those changed.
 
     Fields (each commented in the class body below; docs/performance.md's knob
     table gives each one's default, rule and measurement), in groups: switches
@@ -358,7 +357,8 @@ class Tuning:
         return f"Tuning({', '.join(_changed(self, Tuning()))})"
 
     def with_(self, **changes) -> "Tuning":
-        """A copy with some fields changed by name: `tuning.NOOPT.with_(prefetch=True)`."""
+        """A copy with some fields changed by name:
+        >>> tuning.NOOPT.with_(prefetch=True)"""
         return replace(self, **changes)
 
 
