@@ -33,24 +33,24 @@ def _inputs(seed, n=1500, m=900):
     return {"A": A, "x": rng.standard_normal(m), "v": rng.standard_normal(n), "c": 0.75}
 
 
-@pytest.mark.parametrize("names", NAMES)
-def test_lockstep_steps_agree_with_the_reference_and_refuse_bad_rows(names):
+@pytest.mark.parametrize("names, form", list(zip(NAMES, ["c + A x", "v + A x", "A x + v + c"])))
+def test_lockstep_steps_agree_with_the_reference_and_refuse_bad_rows(names, form):
     data = _inputs(len(names[0]))
-    for form, e in _forms(*names).items():
-        kern = ep.compile(e, threads=1)
-        used = {k: v for k, v in data.items() if k in kern.tensors}
-        want = ep.evaluate(e, backend="reference", **used)
-        np.testing.assert_allclose(kern(**used), want, rtol=1e-12, atol=1e-12, err_msg=form)
-        T = ep.Tensor.from_scipy(data["A"])
-        np.testing.assert_allclose(kern(**{**used, "A": T}), want, rtol=1e-12, atol=1e-12)
-        for bad in ("index", "pointer"):
-            B = data["A"].copy()
-            if bad == "index":
-                B.indices[B.indptr[1200]] = 900            # past the last column
-            else:
-                B.indptr[700] = B.indptr[702]              # pointers decrease at 701
-            with pytest.raises(InputError, match="A"):
-                kern(**{**used, "A": B})
+    e = _forms(*names)[form]
+    kern = ep.compile(e, threads=1)
+    used = {k: v for k, v in data.items() if k in kern.tensors}
+    want = ep.evaluate(e, backend="reference", **used)
+    np.testing.assert_allclose(kern(**used), want, rtol=1e-12, atol=1e-12, err_msg=form)
+    T = ep.Tensor.from_scipy(data["A"])
+    np.testing.assert_allclose(kern(**{**used, "A": T}), want, rtol=1e-12, atol=1e-12)
+    for bad in ("index", "pointer"):
+        B = data["A"].copy()
+        if bad == "index":
+            B.indices[B.indptr[1200]] = 900            # past the last column
+        else:
+            B.indptr[700] = B.indptr[702]              # pointers decrease at 701
+        with pytest.raises(InputError, match="A"):
+            kern(**{**used, "A": B})
 
 
 def test_the_nest_steps_one_counter_and_checks_rows_a_block_ahead():
