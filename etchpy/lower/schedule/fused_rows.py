@@ -148,9 +148,9 @@ def emit_fused(em, ss, ctx) -> imp.Stmt:
         return _cell(em, ss, ctx)
     iv = em.names.fresh(f"{first.var}_")
     enter, inner = em.target.enter(first.var, Var(iv), ctx)
-    same = {s: _same_counter(first, s) for s in ss[1:]}
-    own = [s for s in ss if same.get(s) is None]            # the others step with first
-    same = {streams.counter_range(s)[0]: c for s, c in same.items() if c is not None}
+    merged = {s: _same_counter(first, s) for s in ss[1:]}
+    own = [s for s in ss if merged.get(s) is None]          # the others step with first
+    same = {streams.counter_range(s)[0]: c for s, c in merged.items() if c is not None}
     body = seq(Decl(iv, "index", first.index), enter,
                imp.rename(emit_fused(em, [s.value for s in ss], inner), same))
     loop = seq(*[s.init for s in own],

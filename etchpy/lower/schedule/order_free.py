@@ -8,28 +8,29 @@ from ... import imp
 from ...imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, If, Load, LocalArray,
                     Move, Prefetch, Reserve, Ring, Seek, Select, SetBit, ShortIntersect, Store,
                     Var)
+from .scatter_runs import is_flush
 
 
 def order_free(body, crd_q: Load, appends: tuple = ()) -> bool:
-    """Whether a walk loop's `body` gives the same result for any order of its
-    segment's entries, repeats included (their values combined with ⊕): it
-    changes only ⊕-accumulators (acc := acc ⊕ v, acc := t ? acc ⊕ v : acc,
-    acc := acc ⊕ keep(t, v), out[k] ⊕= v) and uses the coordinate crd[q] (or a
-    name declared from it) only to say where to read or accumulate or whether
-    to add (an index, a test: a window walk's `(c − lo) <u n`), never as a
-    value added (a name the body declares, one step's own, may take any such
-    value: a loop counter). Then ⊕'s commutativity and associativity and ⊗'s
-    distributivity give the canonical segment's result (validation.md's note).
-    `appends`, (n, wheres, values) from the loop's Walk note: the body may also
-    append each state to buffers at n (a where-array may hold the coordinate,
-    a value-array not) and step n by a test, buffers that its maker only
-    ⊕-adds into a dense output later (lower.schedule.window_blocks)."""
+    """Whether a walk loop's `body` gives the same result for any order of its segment's
+    entries, repeats included (their values combined with ⊕): it changes only
+    ⊕-accumulators (acc := acc ⊕ v, acc := t ? acc ⊕ v : acc, acc := acc ⊕ keep(t, v),
+    out[k] ⊕= v) and uses the coordinate crd[q] (or a name declared from it) only to say
+    where to read or accumulate or whether to add (an index, a test: a window walk's
+    `(c − lo) <u n`), never as a value added (a name the body declares, one step's own,
+    may take any such value: a loop counter). Then ⊕'s commutativity and associativity and
+    ⊗'s distributivity give the canonical segment's result (validation.md's note).
+    `appends`, (n, wheres, values) from the loop's Walk note: the body may also append
+    each state to buffers at n (a where-array may hold the coordinate, a value-array
+    not), step n by a test, and a dense output later only ⊕-adds them."""
     derived, local = {crd_q}, set()       # local: names the body declares
     count, wheres, values = appends or (None, (), ())
 
     def ok(node, where: bool) -> bool:
-        if node in derived or _run_flush(node, derived):    # a run's cell changes:
-            return where or node not in derived             # out[k] ⊕= v (scatter_runs)
+        if node in derived:
+            return where
+        if is_flush(node, derived):     # a run's cell changes (scatter_runs): out[k] ⊕= v
+            return True
         match node:
             case Store(array, Var(at), value) if at == count and array in wheres + values:
                 return ok(value, array in wheres)
@@ -74,18 +75,3 @@ def _accumulates(name: str, value, ok) -> bool:
             return ok(cond, True) and ok(v, False)
     return False
 
-
-def _run_flush(node, derived: set) -> bool:
-    """`node` is lower.schedule.scatter_runs' flush of a run whose cell `cur` a
-    coordinate `at` (in `derived`) leaves: `if (at != cur) { if (0 <= cur) out[cur]
-    ⊕= run; run := zero; cur := at }`. With the register's `run := run ⊕ v` after
-    it, the entries' values reach out at their own cells, each once, in any order:
-    together an `out[at] ⊕= v`."""
-    match node:
-        case If(Bin("!=", Var(at), Var(cur)), then, None) if Var(at) in derived:
-            match imp.seq_parts(then):
-                case (If(Bin("<=", Const(0), Var(c1)), Accum(_, Var(c2), Var(r1)), None),
-                      Assign(r2, Const()), Assign(c3, Var(a))) \
-                        if c1 == c2 == c3 == cur and r1 == r2 != cur and a == at:
-                    return True
-    return False

@@ -65,3 +65,19 @@ def _runs(loop: While, out: str, zero: Const, names):
         Assign(acc, imp.Ring("add", Var(acc), add.value)))
     inner = replace(loop, body=imp.seq(*[step if s is add else s for s in top]))
     return imp.seq(Decl(cur, "index", Const(-1)), Decl(acc, "value", zero), inner, flush)
+
+
+def is_flush(node, derived: set) -> bool:
+    """Whether `node` is the flush `_runs` writes into its loop for a coordinate `at`
+    (a Var in `derived`): `if (at != cur) { if (0 <= cur) out[cur] ⊕= run; run :=
+    zero; cur := at }`. With the register's `run := run ⊕ v` after it, the entries'
+    values reach out at their own cells, each once, in any order: together an
+    `out[at] ⊕= v` (lower.schedule.order_free reads it so)."""
+    match node:
+        case If(Bin("!=", Var(at), Var(cur)), then, None) if Var(at) in derived:
+            match imp.seq_parts(then):
+                case (If(Bin("<=", Const(0), Var(c1)), Accum(_, Var(c2), Var(r1)), None),
+                      Assign(r2, Const()), Assign(c3, Var(a))) \
+                        if c1 == c2 == c3 == cur and r1 == r2 != cur and a == at:
+                    return True
+    return False

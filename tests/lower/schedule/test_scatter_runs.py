@@ -3,7 +3,7 @@ coo input's walk into a dense output keeps the cell it fills in a register and f
 it when the coordinate changes. Entries in order, shuffled, repeated, under every
 semiring and index name give the dense reference's answer with the pass on and off;
 the checked build still refuses a coordinate out of range (its order-free test reads
-the run's flush as the add it stands for: order_free `_run_flush`)."""
+the run's flush as the add it stands for: scatter_runs.is_flush)."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
