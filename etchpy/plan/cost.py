@@ -6,15 +6,14 @@ record one per operation of the body (none for a product by an iso operand's one
 a dense temporary `tuning.temp_weight` per element (allocated, zeroed, read back).
 
 Support sizes are estimates from `Stats`: an index has a size (default
-`tuning.default_dim`) and a tensor a nonzero count (default: full for dense
-formats, a share `tuning.sparse_density` of it for sparse ones).
-A sparse tensor with N nonzeros projected onto a subset W of its indices has
-about min(|W|, N) points, or exactly its non-empty fibres' count when W is a
-prefix of its storage order and the fibre statistics measured on the inputs
-(`fibers`, pipeline.Measured.fibers) give it. A product's support is at most
-its sparsest factor's (streams intersect); it is estimated as a join
-(`join_support`): from each factor as the driver, the other factors are joined
-one at a time, each multiplying the estimate by |g| / max(V(g, K), V(so far, K))
+`tuning.default_dim`) and a tensor a nonzero count (default: full for dense formats,
+a share `tuning.sparse_density` of it for sparse ones). A sparse tensor with N
+nonzeros projected onto a subset W of its indices has about min(|W|, N) points,
+or exactly its non-empty fibres' count when W is a prefix of its storage order
+and the fibre statistics measured on the inputs (`fibers`, pipeline.Measured.fibers)
+give it. A product's support is at most its sparsest factor's (streams
+intersect); it is estimated as a join (`join_support`): from each factor as the
+driver, the other factors are joined one at a time, each multiplying the estimate by |g| / max(V(g, K), V(so far, K))
 over their shared indices K (V: distinct keys; the textbook estimate that the
 smaller key set is contained in the larger), so a factor sharing indices fans
 out by its mean fibre length and one whose indices are all bound filters by
@@ -369,8 +368,8 @@ def plan_cost(plan, stats: Stats | None = None) -> float:
     """Work of a plan: every step's loop nest plus the size of every dense
     temporary. Under tuning.fused_temporaries, a chain (plan.fusion) is priced
     as it runs: a reader's nest, with its prefix fixed, once per point of the
-    prefix in the driver's support, plus clearing the workspace it read there;
-    a fused temporary costs no dense array."""
+    prefix in the driver's support (of the prefix's box for a whole reader),
+    plus clearing the workspace it read there; a fused temporary costs no dense array."""
     stats = (stats or Stats()).with_origin(plan.origin)
     plan = fusion.widen(plan, stats)
     readers, fused = {}, set()
@@ -384,7 +383,8 @@ def plan_cost(plan, stats: Stats | None = None) -> float:
     for n, step in enumerate(plan.steps):
         if n in readers:
             driver, link = readers[n]
-            points = support(driver.body, frozenset(link.prefix), stats)
+            points = stats.full(link.prefix) if link.whole else support(
+                driver.body, frozenset(link.prefix), stats)
             inner = nest_cost(fusion.read_workspace(step.body, link),
                               fusion.inner_order(step, link), stats, out=step.out,
                               outside=tuple(link.prefix))

@@ -25,7 +25,11 @@ workspace (or the chain's last target), and Tt's workspace is cleared.
 Why it is the same sum (proofs_notes/fusion.md): Tt is a factor of step t + 1's
 product, so step t + 1 adds nothing at a point of pt where Tt is zero, and the
 driver reaches every point of pt where Tt may be non-zero, exactly once (a
-stream's ready coordinates strictly increase); step t + 1 sums only indices of
+stream's ready coordinates strictly increase). A *whole* reader (Link.whole)
+adds terms without Tt (`b[i] + -1·T[i]`): Tt is a factor of one term of its
+sum; it is fused only where the driver's loops over pt visit every point of
+pt's box (lowering checks the driver's stream), so it runs wherever the
+reader alone would. Step t + 1 sums only indices of
 pt, each point of which the driver visits in turn, and it is the only reader
 of Tt (a wide reader's other sums run whole at each point). Workspace t + 1 is
 cleared when the driver leaves pt+1, a prefix of pt, so between two clears every
@@ -52,11 +56,15 @@ from .reserved import reserved_tensor
 class Link:
     """Temporary `temp`, made by one step of a chain and read by the next: the
     next step runs with the indices `prefix` fixed (a prefix of the driver's
-    loop order), and the temporary is a workspace over `rest`."""
+    loop order), and the temporary is a workspace over `rest`. `whole`: the
+    reader adds terms that do not read the temporary, so it must run at every
+    point of the prefix's box, and the chain is fused only where the driver's
+    loops over the prefix visit each of them."""
 
     temp: str
     prefix: tuple[str, ...]
     rest: tuple[str, ...]
+    whole: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,9 +105,11 @@ def _chain_from(plan, n, taken) -> Chain | None:
         if not prefix:
             break
         k = _reader(plan, step.target, at[-1], taken)
-        if k is None or not _reads_alone(plan, step.target, steps[k], k, prefix):
+        read = None if k is None else _reads_alone(plan, step.target, steps[k], k, prefix)
+        if read is None:
             break
-        links.append(Link(step.target, prefix, tuple(v for v in step.out if v not in prefix)))
+        links.append(Link(step.target, prefix, tuple(v for v in step.out if v not in prefix),
+                          read))
         at.append(k)
         outer, step = prefix, steps[k]
     return Chain(tuple(at), tuple(links)) if links else None
@@ -133,27 +143,41 @@ def _longest_prefix(order, axes) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _reads_alone(plan, temp, reader, k, prefix) -> bool:
-    """Does step k (`reader`) read `temp` once, as a factor of its product, with
-    its index names in the temporary's layout, sum only indices of `prefix`
-    (any, when `temp` is in plan.wide),
+def _reads_alone(plan, temp, reader, k, prefix) -> bool | None:
+    """Does step k (`reader`) read `temp` once, as a factor of its product (False)
+    or of one term of its sum when it sums nothing outside `prefix` (True: a whole
+    reader, Link.whole), with its index names in the temporary's layout, sum only
+    indices of `prefix` (any, when `temp` is in plan.wide and it reads a product),
     and read any other index of `prefix` only in plain dense tensors; and does
-    no other step read `temp`?"""
+    no other step read `temp`? None when not."""
     if any(a.tensor.name == temp for j, st in enumerate(plan.steps) if j != k
            for a in accesses(st.body)):
-        return False
+        return None
     mine = [a for a in accesses(reader.body) if a.tensor.name == temp]
-    factors = list(spine(reader.body, Mul))
-    narrow = set(reader.bound) <= set(prefix) or temp in plan.wide
-    if len(mine) != 1 or mine[0] not in factors or not narrow:
-        return False
+    whole = _read_as(reader.body, mine[0]) if len(mine) == 1 else None
+    narrow = set(reader.bound) <= set(prefix)
+    if whole is None or not (narrow or (temp in plan.wide and not whole)):
+        return None
     axes = next(st.out for st in plan.steps if st.target == temp)
     if tuple(ix.name for ix in mine[0].indices) != tuple(axes):
+        return None
+    return whole if all(
+        isinstance(a.tensor, TensorVar)
+        and not isinstance(a.tensor, (CompareVar, WindowVar)) and a.tensor.format.is_dense
+        for a in accesses(reader.body)
+        if a.tensor.name != temp and {ix.name for ix in a.indices} & set(prefix)) else None
+
+
+def _read_as(body: Expr, mine: Access) -> bool | None:
+    """False when `mine` is a factor of `body`'s product; True when it is a factor
+    of one term of `body`'s sum (the other terms then do not read it: `mine` is
+    read once); None otherwise (inside a map, say)."""
+    if mine in list(spine(body, Mul)):
         return False
-    return all(isinstance(a.tensor, TensorVar)
-               and not isinstance(a.tensor, (CompareVar, WindowVar)) and a.tensor.format.is_dense
-               for a in accesses(reader.body)
-               if a.tensor.name != temp and {ix.name for ix in a.indices} & set(prefix))
+    terms = list(spine(body, Add))
+    term = next((t for t in terms if any(a is mine for a in accesses(t))), None)
+    return True if len(terms) > 1 and term is not None and mine in list(
+        spine(term, Mul)) else None
 
 
 def widen(plan, stats):

@@ -41,11 +41,20 @@ def test_a_dense_driver_keeps_its_temporary():
     assert fusion.chains(make_plan(e, keep_factored=True)) == []
 
 
-def test_a_temporary_read_under_a_sum_is_not_fused():
-    # T·B + C: where T is zero the reader still adds C, so it must run everywhere
+def test_a_temporary_read_in_one_term_of_a_sum_is_a_whole_link():
+    # T·B + B: where T is zero the reader still adds B, so it must run at every
+    # point of (i, j): a whole link, fused only where the driver visits each
     e = ep.sum(j, ep.sum(k, C[k, r] * X[i, j, k]) * B[j, r] + B[j, r])
     plan = make_plan(e, keep_factored=True)
-    assert fusion.chains(plan) == []
+    (chain,) = fusion.chains(plan)
+    assert [ln.whole for ln in chain.links] == [True]
+    (link,) = fusion.chains(make_plan(leveled, keep_factored=True))[0].links
+    assert not link.whole
+
+
+def test_a_temporary_inside_a_map_is_not_fused():
+    e = ep.sum(j, ep.exp(ep.sum(k, C[k, r] * X[i, j, k])) * B[j, r])
+    assert fusion.chains(make_plan(e, keep_factored=True)) == []
 
 
 def test_the_cost_model_prices_a_fused_chain_below_its_dense_temporary():

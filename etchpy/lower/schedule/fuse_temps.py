@@ -12,18 +12,22 @@ iteration), when the chain's last target has that loop's index as an axis
 steps run on threads one by one). Fused only into a dense target that keeps no
 flags (a sparse output's temporaries say where their products are,
 lower.produced); a step an earlier group pass claims (a Khatri-Rao pair) keeps
-its claim."""
+its claim. A whole reader (plan.fusion Link.whole) is fused only where the
+driver visits every point of its prefix (`visits_each`). A one-cell workspace is
+a local array (a register in C); the output is stored once, with no zero fill,
+where the last reader alone writes each of its cells once (`_stores_once`)."""
 from __future__ import annotations
 
 from functools import partial
 
 from ... import imp, streams
 from ...formats import Format
-from ...imp import Alloc, Const, ParallelFor, seq
+from ...imp import Alloc, Const, LocalArray, ParallelFor, seq
 from ...plan import fusion
 from ..target import Context, cells
 from ..targets.dense import DenseTarget
 from . import Claim
+from .fused_rows import writes_each_cell_at_most_once
 from .kept_rows import with_kept_rows
 from .threads import plain_counted
 
@@ -33,7 +37,8 @@ class HookTarget(DenseTarget):
     readers hooked there run (`hooks`: index name -> [ctx -> statement]).
     Under a point of the prefix (`last`, its last index, entered) the
     workspace is zero and written by nothing else (Context.fresh): it was
-    cleared after the point before."""
+    cleared after the point before. So where the driver writes each of its
+    cells once at most under a point (`store`), its writes are stores (0 ⊕ v = v)."""
 
     def __init__(self, array, axes, sr, names, hooks, last):
         super().__init__(array, axes, sr, names)
@@ -80,8 +85,9 @@ def chains_to_fuse(plan, target, presence, tuning) -> list:
 
 
 def lower_chain(chain, plan, em, bindings, step_stream):
-    """(statements, description, filled=False) of a chain, or None when the
-    emitter asks for threads and the chain cannot run on them. `em` is an
+    """(statements, description, filled: whether it stores each output cell once,
+    `_stores_once`) of a chain, or None when the emitter asks for threads and the
+    chain cannot run on them, or a whole reader's driver skips points. `em` is an
     Emitter into the output's target (with the kernel's threads);
     `step_stream(step)` gives (lowerer, stream) of a plan step as lowered alone."""
     sr, names = em.sr, em.names
@@ -92,23 +98,19 @@ def lower_chain(chain, plan, em, bindings, step_stream):
     if parallel and not (plain_counted(s) and not s.contracted and not low.scratch
                          and s.var in (plan.out if last.target == "out" else last.out)):
         return None
+    if any(ln.whole and not visits_each(s, len(ln.prefix)) for ln in chain.links):
+        return None                  # a whole reader must run at every point
     spaces = tuple((bindings[ln.temp].vals, "value", cells(ln.rest), Const(sr.zero, "value"))
                    for ln in chain.links)
-    stmts, hooks = ([] if parallel else [Alloc(*space) for space in spaces]), {}
-    final = em.target
+    stmts = [] if parallel else [
+        LocalArray(arr, 1, fill) if not ln.rest else Alloc(arr, typ, size, fill)
+        for ln, (arr, typ, size, fill) in zip(chain.links, spaces)]
+    final, filled = em.target, _stores_once(chain, plan, s, em.target)
     if last.target != "out":
         vals = bindings[last.target].vals
         stmts.append(Alloc(vals, "value", cells(last.out), Const(sr.zero, "value")))
         final = DenseTarget(vals, last.out, sr, names)
-    for t, link in enumerate(chain.links):
-        after = chain.links[t + 1] if t + 1 < len(chain.links) else None
-        target = final if after is None else DenseTarget(
-            bindings[after.temp].vals, after.rest, sr, names)
-        hooks.setdefault(link.prefix[-1], []).append(
-            partial(_run_reader, em.with_target(target), bindings, steps[t + 1], link))
-    first = chain.links[0]
-    driver = em.with_target(HookTarget(bindings[first.temp].vals, first.rest, sr, names,
-                                       hooks, first.prefix[-1]))
+    driver = em.with_target(_workspace(chain, steps, em, bindings, final, s))
     if parallel:
         c, start, end = streams.counter_range(s)
         loops = seq(imp.Comment(f"{s.var}: {s.search}, split across {em.threads} threads, "
@@ -128,7 +130,50 @@ def lower_chain(chain, plan, em, bindings, step_stream):
             + "; ".join(f"{ln.temp} a workspace over ({', '.join(ln.rest)}) per "
                         f"({', '.join(ln.prefix)})" for ln in chain.links)
             + "; driver " + "; ".join(streams.describe(s)))
-    return stmts, text, False
+    return stmts, text, filled
+
+
+def _workspace(chain, steps, em, bindings, final, s) -> HookTarget:
+    """The driver's target: the first temporary's workspace, each reader hooked
+    after the driver's level over its prefix's last index, adding into the next
+    temporary's workspace (the last reader into `final`); its writes are stores
+    where the driver writes each of its cells once at most under a point."""
+    sr, names, hooks = em.sr, em.names, {}
+    for t, link in enumerate(chain.links):
+        after = chain.links[t + 1] if t + 1 < len(chain.links) else None
+        target = final if after is None else DenseTarget(
+            bindings[after.temp].vals, after.rest, sr, names)
+        hooks.setdefault(link.prefix[-1], []).append(
+            partial(_run_reader, em.with_target(target), bindings, steps[t + 1], link))
+    first = chain.links[0]
+    space = HookTarget(bindings[first.temp].vals, first.rest, sr, names, hooks,
+                       first.prefix[-1])
+    space.store = writes_each_cell_at_most_once(s, len(first.prefix) + len(first.rest))
+    return space
+
+
+def visits_each(s, n: int) -> bool:
+    """Do a stream's first n levels visit every point of their box, once each
+    (each a full range, ready throughout, none summed)?"""
+    for _ in range(n):
+        if not (streams.is_stream(s) and not s.contracted and streams.Full in s.facts
+                and s.ready == imp.TRUE):
+            return False
+        s = s.value
+    return True
+
+
+def _stores_once(chain, plan, s, target) -> bool:
+    """Whether the chain's last reader stores each cell of the output once, and
+    the output is told so (DenseTarget.own: no zero fill, stores): the output's
+    only step, reading over exactly its last prefix, which the driver's loops
+    visit point by point (visits_each)."""
+    link, last = chain.links[-1], plan.steps[chain.steps[-1]]
+    if not (last.target == "out" and sum(st.target == "out" for st in plan.steps) == 1
+            and set(last.out) == set(link.prefix) and len(last.out) == len(link.prefix)
+            and not last.bound and visits_each(s, len(link.prefix))):
+        return False
+    return target.own(True)
 
 
 def _run_reader(em, bindings, step, link, ctx) -> imp.Stmt:
