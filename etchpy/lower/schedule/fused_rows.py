@@ -173,10 +173,13 @@ def _same_counter(first, s) -> str | None:
 
 
 def _cell(em, ss, ctx) -> imp.Stmt:
-    """The values of one cell, added in step order into a register, then stored."""
+    """The values of one cell added into a register, then stored: the sums first,
+    in step order, from the zero, then the plain values (⊕ commutes). `b + Σ`
+    adds b once its sum is done, as numpy's `b + A @ x` rounds, and the sum's
+    chain of adds does not wait for b's load."""
     reg = em.names.fresh("cell")
-    lead, rest = (ss[0], ss[1:]) if not is_stream(ss[0]) else (None, ss)
-    adds = [em.accumulate(s, reg) if is_stream(s)
-            else Assign(reg, imp.Ring("add", Var(reg), s)) for s in rest]
-    start = lead if lead is not None else Const(em.sr.zero, "value")
+    sums, values = [s for s in ss if is_stream(s)], [s for s in ss if not is_stream(s)]
+    start = Const(em.sr.zero, "value") if sums else values.pop(0)
+    adds = [em.accumulate(s, reg) for s in sums]
+    adds += [Assign(reg, imp.Ring("add", Var(reg), v)) for v in values]
     return seq(Decl(reg, "value", start), *adds, em.target.write(ctx, Var(reg), once=True))
