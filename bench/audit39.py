@@ -8,6 +8,10 @@ Parts:
           entries: a csr input to a csr kernel and a csc input to a csc kernel, each
           against scipy's `A @ x` on the same array; a csc input to the csr kernel
           beside (targets ≤ 1.0×, geometric mean ≤ 0.9×).
+  forms   the SpMV as users write it around: b + A·x, b − A·x, c·A·x, c + A·x (c a
+          Python float) and Σ_j −A[i,j]·x[j], a scipy csr input and a new x each call,
+          to 1e6 entries, against scipy's `b + A @ x`, `b - A @ x`, `c * (A @ x)`,
+          `c + A @ x` and `-(A @ x)` (≤ 1.0×).
   kinds   the same matrices (to 1e6 entries) passed as other kinds: a coo_array in
           row-major order without repeats and has_canonical_format False to a coo
           kernel (≤ 1.2× scipy's coo `A @ x`), pydata COO and GCXS, an ep.Tensor, and
@@ -43,7 +47,7 @@ import etchpy as ep
 from bench.kernels import rng_for
 from bench.timing import alternate_clocks, fmt_time
 
-PARTS = ("spmv", "kinds", "cg", "graph")
+PARTS = ("spmv", "forms", "kinds", "cg", "graph")
 ITERATIONS = 150
 
 
@@ -136,6 +140,34 @@ def part_spmv(seconds, most, say):
         r = [x["ratio"] for x in rows if x["kind"] == kind]
         say(f"    geometric mean, {kind}: {float(np.exp(np.mean(np.log(r)))):.3f} "
             f"(≤ 0.9), max {max(r):.3f}")
+    return rows
+
+
+def part_forms(seconds, most, say):
+    i, j = ep.indices("i j")
+    A_, x_, b_, c_ = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1), ep.tensor("b", 1), \
+        ep.tensor("c", 0)
+    walk = ep.sum(j, A_[i, j] * x_[j])
+    forms = {"b + A·x": (b_[i] + walk, lambda A, x, b: b + A @ x),
+             "b − A·x": (b_[i] - walk, lambda A, x, b: b - A @ x),
+             "c·A·x": (c_[()] * walk, lambda A, x, b: 0.5 * (A @ x)),
+             "c + A·x": (c_[()] + walk, lambda A, x, b: 0.5 + A @ x),
+             "Σ −A·x": (ep.sum(j, -A_[i, j] * x_[j]), lambda A, x, b: -(A @ x))}
+    kerns = {k: ep.compile(e, threads=1) for k, (e, _) in forms.items()}
+    rows = []
+    for name, A in matrices(min(most, 10**6)):
+        pool = pool_for(A.shape[0], A.nnz, "forms")
+        b = rng_for(f"audit39-forms-b-{A.shape[0]}").random(A.shape[0])
+        for form, (_, peer) in forms.items():
+            kern = kerns[form]
+            args = {k: v for k, v in (("b", b), ("c", 0.5)) if k in kern.tensors}
+            y = kern(A=A, x=pool[0], **args)
+            assert np.allclose(y, peer(A, pool[0], b), rtol=1e-12, atol=1e-12)
+            xs, ys = iter(pool * 10**6).__next__, iter(pool * 10**6).__next__
+            t = alternate_clocks([lambda: kern(A=A, x=xs(), **args),
+                                  lambda: peer(A, ys(), b)], seconds, 4000)
+            rows.append(row("forms", f"{name} nnz={A.nnz:,}, {form}", t[0][0],
+                            "scipy", t[1][0], 1.0, say, nnz=int(A.nnz), kind=form))
     return rows
 
 
