@@ -26,10 +26,11 @@ Why it is the same sum (proofs_notes/fusion.md): Tt is a factor of step t + 1's
 product, so step t + 1 adds nothing at a point of pt where Tt is zero, and the
 driver reaches every point of pt where Tt may be non-zero, exactly once (a
 stream's ready coordinates strictly increase). A *whole* reader (Link.whole)
-adds terms without Tt (`b[i] + -1·T[i]`): Tt is a factor of one term of its
-sum; it is fused only where the driver's loops over pt visit every point of
-pt's box (lowering checks the driver's stream), so it runs wherever the
-reader alone would. Step t + 1 sums only indices of
+reads Tt otherwise: in one term of a sum (`b[i] + -1·T[i]`), under a map, more
+than once (`(b[i] - T[i])·(b[i] - T[i])`), so it may add terms where Tt is zero;
+it is fused only where the driver's loops over pt visit every point of pt's box
+(lowering checks the driver's stream), so it runs wherever the reader alone
+would. Step t + 1 sums only indices of
 pt, each point of which the driver visits in turn, and it is the only reader
 of Tt (a wide reader's other sums run whole at each point). Workspace t + 1 is
 cleared when the driver leaves pt+1, a prefix of pt, so between two clears every
@@ -144,40 +145,29 @@ def _longest_prefix(order, axes) -> tuple[str, ...]:
 
 
 def _reads_alone(plan, temp, reader, k, prefix) -> bool | None:
-    """Does step k (`reader`) read `temp` once, as a factor of its product (False)
-    or of one term of its sum when it sums nothing outside `prefix` (True: a whole
-    reader, Link.whole), with its index names in the temporary's layout, sum only
-    indices of `prefix` (any, when `temp` is in plan.wide and it reads a product),
-    and read any other index of `prefix` only in plain dense tensors; and does
-    no other step read `temp`? None when not."""
+    """Does step k (`reader`) read `temp` once as a factor of its product (False),
+    or otherwise, summing nothing outside `prefix` (True: a whole reader, Link.whole:
+    in a term of a sum, under a map, more than once); each read with its index
+    names in the temporary's layout; summing only indices of `prefix` (any, when
+    `temp` is in plan.wide and it reads a product); reading any other index of
+    `prefix` only in plain dense tensors; and does no other step read `temp`?
+    None when not."""
     if any(a.tensor.name == temp for j, st in enumerate(plan.steps) if j != k
            for a in accesses(st.body)):
         return None
     mine = [a for a in accesses(reader.body) if a.tensor.name == temp]
-    whole = _read_as(reader.body, mine[0]) if len(mine) == 1 else None
+    whole = not (len(mine) == 1 and mine[0] in list(spine(reader.body, Mul)))
     narrow = set(reader.bound) <= set(prefix)
-    if whole is None or not (narrow or (temp in plan.wide and not whole)):
+    if not mine or not (narrow or (temp in plan.wide and not whole)):
         return None
     axes = next(st.out for st in plan.steps if st.target == temp)
-    if tuple(ix.name for ix in mine[0].indices) != tuple(axes):
+    if any(tuple(ix.name for ix in a.indices) != tuple(axes) for a in mine):
         return None
     return whole if all(
         isinstance(a.tensor, TensorVar)
         and not isinstance(a.tensor, (CompareVar, WindowVar)) and a.tensor.format.is_dense
         for a in accesses(reader.body)
         if a.tensor.name != temp and {ix.name for ix in a.indices} & set(prefix)) else None
-
-
-def _read_as(body: Expr, mine: Access) -> bool | None:
-    """False when `mine` is a factor of `body`'s product; True when it is a factor
-    of one term of `body`'s sum (the other terms then do not read it: `mine` is
-    read once); None otherwise (inside a map, say)."""
-    if mine in list(spine(body, Mul)):
-        return False
-    terms = list(spine(body, Add))
-    term = next((t for t in terms if any(a is mine for a in accesses(t))), None)
-    return True if len(terms) > 1 and term is not None and mine in list(
-        spine(term, Mul)) else None
 
 
 def widen(plan, stats):

@@ -52,9 +52,11 @@ def test_a_temporary_read_in_one_term_of_a_sum_is_a_whole_link():
     assert not link.whole
 
 
-def test_a_temporary_inside_a_map_is_not_fused():
-    e = ep.sum(j, ep.exp(ep.sum(k, C[k, r] * X[i, j, k])) * B[j, r])
-    assert fusion.chains(make_plan(e, keep_factored=True)) == []
+def test_a_temporary_under_a_map_or_read_twice_is_a_whole_link():
+    T = ep.sum(k, C[k, r] * X[i, j, k])
+    for e in (ep.sum(j, ep.exp(T) * B[j, r]), ep.sum(j, T * T * B[j, r])):
+        (chain,) = fusion.chains(make_plan(e, keep_factored=True))
+        assert [ln.whole for ln in chain.links] == [True]
 
 
 def test_the_cost_model_prices_a_fused_chain_below_its_dense_temporary():

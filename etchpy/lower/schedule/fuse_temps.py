@@ -14,8 +14,9 @@ flags (a sparse output's temporaries say where their products are,
 lower.produced); a step an earlier group pass claims (a Khatri-Rao pair) keeps
 its claim. A whole reader (plan.fusion Link.whole) is fused only where the
 driver visits every point of its prefix (`visits_each`). A one-cell workspace is
-a local array (a register in C); the output is stored once, with no zero fill,
-where the last reader alone writes each of its cells once (`_stores_once`)."""
+a local array (a register in C), and so is a scalar output's sum, added into
+the output after the nest; the output is stored once, with no zero fill, where
+the last reader alone writes each of its cells once (`_stores_once`)."""
 from __future__ import annotations
 
 from functools import partial
@@ -90,7 +91,7 @@ def lower_chain(chain, plan, em, bindings, step_stream):
     chain cannot run on them, or a whole reader's driver skips points. `em` is an
     Emitter into the output's target (with the kernel's threads);
     `step_stream(step)` gives (lowerer, stream) of a plan step as lowered alone."""
-    sr, names = em.sr, em.names
+    sr = em.sr
     steps = [plan.steps[k] for k in chain.steps]
     low, s = step_stream(steps[0])
     last = steps[-1]
@@ -105,12 +106,10 @@ def lower_chain(chain, plan, em, bindings, step_stream):
     stmts = [] if parallel else [
         LocalArray(arr, 1, fill) if not ln.rest else Alloc(arr, typ, size, fill)
         for ln, (arr, typ, size, fill) in zip(chain.links, spaces)]
-    final, filled = em.target, _stores_once(chain, plan, s, em.target)
-    if last.target != "out":
-        vals = bindings[last.target].vals
-        stmts.append(Alloc(vals, "value", cells(last.out), Const(sr.zero, "value")))
-        final = DenseTarget(vals, last.out, sr, names)
+    filled = _stores_once(chain, plan, s, em.target)
+    made, final, fold = _final(last, plan.out, em, bindings, parallel)
     driver = em.with_target(_workspace(chain, steps, em, bindings, final, s))
+    stmts += made
     if parallel:
         c, start, end = streams.counter_range(s)
         loops = seq(imp.Comment(f"{s.var}: {s.search}, split across {em.threads} threads, "
@@ -126,11 +125,28 @@ def lower_chain(chain, plan, em, bindings, step_stream):
                           + (f"Σ_{{{','.join(st.bound)}}} " if st.bound else "")
                           + f"{st.body}   order ({', '.join(st.order)})") for st in steps]
     stmts += with_kept_rows([low], loops)
+    if fold is not None:
+        stmts.append(em.target.write(Context(), imp.Load(fold, imp.ZERO)))
     text = (f"{' → '.join(st.target for st in steps)}: one nest, "
             + "; ".join(f"{ln.temp} a workspace over ({', '.join(ln.rest)}) per "
                         f"({', '.join(ln.prefix)})" for ln in chain.links)
             + "; driver " + "; ".join(streams.describe(s)))
     return stmts, text, filled
+
+
+def _final(last, out, em, bindings, parallel) -> tuple:
+    """(statements, target, fold) of the chain's last step: a temporary it makes
+    (allocated zero); the output; or, for a scalar output off threads, a one-cell
+    local array `fold` (a register in C) added into the output after the nest."""
+    sr, names = em.sr, em.names
+    if last.target != "out":
+        vals = bindings[last.target].vals
+        return ([Alloc(vals, "value", cells(last.out), Const(sr.zero, "value"))],
+                DenseTarget(vals, last.out, sr, names), None)
+    if out or parallel:
+        return [], em.target, None
+    fold = names.fresh("out_fold")
+    return [LocalArray(fold, 1, Const(sr.zero, "value"))], DenseTarget(fold, (), sr, names), fold
 
 
 def _workspace(chain, steps, em, bindings, final, s) -> HookTarget:

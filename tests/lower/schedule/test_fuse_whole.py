@@ -2,7 +2,8 @@
 lower.schedule.fuse_temps): `b[i] − Σ_j A[i,j]·x[j]` and `c·Σ_j …` run as the
 SpMV's own nest, the row's sum in a one-cell workspace the compiler keeps in a
 register, each output cell stored once (no zero fill); a driver that skips points
-of the prefix (a sparse row level) keeps the temporary. Every semiring and index
+of the prefix (a sparse row level) keeps the temporary; a scalar of the rows'
+values (`x·A·x`, `|v − A·x|²`) sums in a register. Every semiring and index
 name gives the dense reference's answer, rows without entries included, with the
 fusion on and off, and a malformed scipy input is still refused."""
 import numpy as np
@@ -55,6 +56,24 @@ def test_a_whole_reader_runs_in_the_walk_and_agrees_with_the_reference(names, sr
     bad.indices[bad.indptr[100]] = 200                 # past the last column
     with pytest.raises(InputError, match="A"):
         on(**{**used, "A": bad})
+
+
+@pytest.mark.parametrize("names, sr", [(("n", "out"), "real"), (("row", "pos"), "min_plus")])
+def test_a_scalar_of_the_rows_sums_in_a_register(names, sr):
+    # x·(A x) and |v − A x|²: the temporary read under a product, and twice
+    i, j = ep.indices(" ".join(names))
+    A, x, v = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1), ep.tensor("v", 1)
+    ring, walk = semirings.get(sr), ep.sum(j, A[i, j] * x[j])
+    r = v[i] + 3.0 * walk if sr == "min_plus" else v[i] - walk
+    M, rng = _matrix(2, m=300), np.random.default_rng(2)
+    args = {"A": M, "x": rng.integers(-3, 6, 300).astype(float),
+            "v": rng.integers(-3, 6, 300).astype(float)}
+    for e in (ep.sum(i, x[i] * walk), ep.sum(i, r * r)):
+        kern = ep.compile(e, semiring=ring, threads=1)
+        used = {k: a for k, a in args.items() if k in kern.tensors}
+        want = ep.evaluate(e, semiring=ring, backend="reference", **used)
+        np.testing.assert_allclose(kern(**used), want, rtol=1e-12, err_msg=str(e))
+        assert "one nest" in kern.explain() and "out_fold[1];" in kern.c_source
 
 
 def test_a_driver_that_skips_rows_keeps_the_temporary():
