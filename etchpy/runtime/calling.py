@@ -350,12 +350,12 @@ def _bounds_in_o1(value, indptr, indices, major) -> bool:
     """What a kernel with fused checks needs before it runs, each in O(1): C-contiguous
     1-d index arrays, len(indptr) = major + 1, indptr[0] = 0 and indptr[-1] =
     len(indices) (= len(data), checked by the caller). False sends the input to
-    the general path (which words the error or canonicalises); so does scipy's own
-    cached note that its indices are unsorted."""
+    the general path (which words the error or canonicalises). scipy's own note
+    that its indices are unsorted is not read: the kernel tests the order where
+    its walks need it (an order-free walk, an SpMV's, takes any order), and
+    returns CHECK_FAILED, after which the general path canonicalises."""
     if (indptr.ndim != 1 or indices.ndim != 1 or len(indptr) != major + 1
             or not (indptr.flags.c_contiguous and indices.flags.c_contiguous)):
-        return False
-    if getattr(value, "_has_sorted_indices", True) is False:
         return False
     return int(indptr[0]) == 0 and int(indptr[-1]) == len(indices)
 

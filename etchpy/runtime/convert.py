@@ -139,6 +139,9 @@ def _from_scipy_compressed(m, format, sr, name) -> Parts:
     indptr, indices, data, canonical = compressed_arrays(m, where)
     values = sr.cast(data, what=f"{where} data")
     fmt = format if isinstance(format, Format) else Format.parse(format, 2)
+    if not canonical and fmt == Format.named(layout, 2):
+        canonical, (indptr, indices, values) = _sorted_segments(m.shape, layout, indptr,
+                                                                indices, values)
     if canonical and fmt == Format.named(layout, 2):
         levels = ({}, {"pos": _index_dtype(indptr), "crd": _index_dtype(indices)})
         return Parts(m.shape, fmt, levels, values, sr.zero)
@@ -146,6 +149,30 @@ def _from_scipy_compressed(m, format, sr, name) -> Parts:
     pair = (major_ids, indices) if layout == "csr" else (indices, major_ids)
     coords = np.stack([np.asarray(c, dtype=np.int64) for c in pair])
     return from_coords(coords, values, m.shape, fmt, sr, name)
+
+
+def _sorted_segments(shape, layout, indptr, indices, values) -> tuple:
+    """(True, copies of the arrays with each segment's entries in order) by scipy's
+    per-segment sort, for arrays compressed_arrays validated (pointers and
+    coordinates in range: scipy's C++ reads them safely); (False, the arrays) when
+    a segment repeats a coordinate (from_coords combines repeats by the semiring's
+    ⊕, not scipy's +) or scipy cannot sort this dtype. Where only the order is
+    wrong (scipy's own products leave it so), O(n log k) for segments of k, not a
+    global sort of every coordinate."""
+    import scipy.sparse as sp
+    cls = sp.csr_array if layout == "csr" else sp.csc_array
+    try:
+        c = cls((values.copy(), indices.copy(), indptr.copy()), shape=shape, copy=False)
+        c.sort_indices()
+    except (TypeError, ValueError):
+        return False, (indptr, indices, values)
+    ix = c.indices
+    repeat = ix[1:] == ix[:-1]
+    starts = c.indptr[1:-1]
+    repeat[starts[(starts > 0) & (starts < len(ix))] - 1] = False    # across segments
+    if repeat.any():
+        return False, (indptr, indices, values)
+    return True, (c.indptr, ix, c.data)
 
 
 def _from_scipy_coo(m, format, sr, name) -> Parts:

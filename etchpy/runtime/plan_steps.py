@@ -239,8 +239,7 @@ def sparse_lines(k: int, d: Sparse, space: dict, source=None, kept=False) -> lis
     gcxs = f" or v.compressed_axes != axes{k} or v.fill_value != fill{k}" if d.pydata else ""
     major, minor = (f"s{k}[0]", f"s{k}[1]") if d.csr else (f"s{k}[1]", f"s{k}[0]")
     if d.fused:          # calling._bounds_in_o1, inlined
-        check = [f"if (len(ip) != {major} + 1 or ip.item(0) != 0 or ip.item(-1) != n",
-                 "        or getattr(v, '_has_sorted_indices', True) is False):"]
+        check = [f"if len(ip) != {major} + 1 or ip.item(0) != 0 or ip.item(-1) != n:"]
     else:
         check = [f"r = check_compressed(ip, ix, {major}, {minor})",
                  "if r is None or r[0] != 0:"]

@@ -218,8 +218,7 @@ class RowsWindowStep(WindowStep):
         if (dv.dtype != self.sr.dtype or ix.dtype != self.idx_dtype or ip.dtype != ix.dtype
                 or dv.ndim != 1 or ix.ndim != 1 or ip.ndim != 1 or len(ix) != nnz
                 or not self.stored[0] <= nnz < self.stored[1] or len(ip) != major + 1
-                or ip.item(0) != 0 or ip.item(-1) != nnz
-                or getattr(value, "_has_sorted_indices", True) is False):
+                or ip.item(0) != 0 or ip.item(-1) != nnz):
             raise Miss
         h = self.held[0]            # one read: another thread may replace it
         if h is not None and h[0] is ip and h[1] is ix and h[2] is dv:
