@@ -11,13 +11,13 @@ a share `tuning.sparse_density` of it for sparse ones). A sparse tensor with N
 nonzeros projected onto a subset W of its indices has about min(|W|, N) points,
 or exactly its non-empty fibres' count when W is a prefix of its storage order
 and the fibre statistics measured on the inputs (`fibers`, pipeline.Measured.fibers)
-give it. A product's support is at most its sparsest factor's (streams
-intersect); it is estimated as a join (`join_support`): from each factor as the
-driver, the other factors are joined one at a time, each multiplying the estimate by |g| / max(V(g, K), V(so far, K))
-over their shared indices K (V: distinct keys; the textbook estimate that the
-smaller key set is contained in the larger), so a factor sharing indices fans
-out by its mean fibre length and one whose indices are all bound filters by
-its density; the least estimate over drivers is kept. A sum reads all operands.
+give it. A product's support is at most its sparsest factor's (streams intersect); it is
+estimated as a join (`join_support`): from each factor as the driver, the other factors
+are joined one at a time, each multiplying the estimate by |g| / max(V(g, K), V(so far,
+K)) over their shared indices K (V: distinct keys; the textbook estimate that the
+smaller key set is contained in the larger), so a factor sharing indices fans out by its
+mean fibre length and one whose indices are all bound filters by its density; the least
+estimate over drivers is kept. A sum reads all operands.
 
 The one cost model: the optimizer's e-graph and the lazy planner price with the
 functions below too (docs/optimizer.md, "One cost model"); sizes: plan.stats.

@@ -30,8 +30,8 @@ reads Tt otherwise: in one term of a sum (`b[i] + -1·T[i]`), under a map, more
 than once (`(b[i] - T[i])·(b[i] - T[i])`), so it may add terms where Tt is zero;
 it is fused only where the driver's loops over pt visit every point of pt's box
 (lowering checks the driver's stream), so it runs wherever the reader alone
-would. Step t + 1 sums only indices of
-pt, each point of which the driver visits in turn, and it is the only reader
+would. Step t + 1 sums only indices of pt, each point of which the driver
+visits in turn, and it is the only reader
 of Tt (a wide reader's other sums run whole at each point). Workspace t + 1 is
 cleared when the driver leaves pt+1, a prefix of pt, so between two clears every
 cell it adds into has the same coordinates on pt+1; its own axes are qt+1, the
@@ -58,9 +58,10 @@ class Link:
     """Temporary `temp`, made by one step of a chain and read by the next: the
     next step runs with the indices `prefix` fixed (a prefix of the driver's
     loop order), and the temporary is a workspace over `rest`. `whole`: the
-    reader adds terms that do not read the temporary, so it must run at every
-    point of the prefix's box, and the chain is fused only where the driver's
-    loops over the prefix visit each of them."""
+    reader reads it otherwise than as one factor of its product (in a term of a
+    sum, under a map, twice), so it may add something where the temporary is
+    zero: it must run at every point of the prefix's box, and the chain is
+    fused only where the driver's loops over the prefix visit each of them."""
 
     temp: str
     prefix: tuple[str, ...]
