@@ -28,7 +28,7 @@ from ...plan import fusion
 from ..target import Context, cells
 from ..targets.dense import DenseTarget
 from . import Claim
-from .fused_rows import writes_each_cell_at_most_once
+from .fused_rows import visits_each, writes_each_cell_at_most_once
 from .kept_rows import with_kept_rows
 from .threads import plain_counted
 
@@ -166,17 +166,6 @@ def _workspace(chain, steps, em, bindings, final, s) -> HookTarget:
                        first.prefix[-1])
     space.store = writes_each_cell_at_most_once(s, len(first.prefix) + len(first.rest))
     return space
-
-
-def visits_each(s, n: int) -> bool:
-    """Do a stream's first n levels visit every point of their box, once each
-    (each a full range, ready throughout, none summed)?"""
-    for _ in range(n):
-        if not (streams.is_stream(s) and not s.contracted and streams.Full in s.facts
-                and s.ready == imp.TRUE):
-            return False
-        s = s.value
-    return True
 
 
 def _stores_once(chain, plan, s, target) -> bool:

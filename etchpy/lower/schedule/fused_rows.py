@@ -36,13 +36,25 @@ def writes_every_cell_once(s, n_axes: int, runs: bool = False) -> bool:
     such a range too, though it does not advance as a counter does (so fused
     rows, which walk steps in lockstep, leave it out; proofs_notes/runs.md,
     "A covering run stream writes every cell")."""
+    free, s = full_levels(s, runs)
+    return (free == n_axes and not (streams.is_stream(s) and not s.contracted)
+            and all(lv.contracted for lv in streams.levels_of(s)))
+
+
+def full_levels(s, runs: bool = False) -> tuple:
+    """(how many of a stream's outer levels are free ranges visiting every
+    coordinate once, ready throughout (with `runs`, a covering run stream counts),
+    the stream below them)."""
     free = 0
-    while streams.is_stream(s) and not s.contracted:
-        whole = streams.Full in s.facts or (runs and streams.Covers in s.facts)
-        if not (whole and s.ready == imp.TRUE):
-            return False
+    while streams.is_stream(s) and not s.contracted and s.ready == imp.TRUE and (
+            streams.Full in s.facts or (runs and streams.Covers in s.facts)):
         free, s = free + 1, s.value
-    return free == n_axes and all(lv.contracted for lv in streams.levels_of(s))
+    return free, s
+
+
+def visits_each(s, n: int) -> bool:
+    """Do a stream's first n levels visit every point of their box, once each?"""
+    return full_levels(s)[0] >= n
 
 
 def writes_each_cell_at_most_once(s, n_axes: int) -> bool:
