@@ -62,3 +62,31 @@ def test_an_unsorted_scipy_matrix_is_sorted_by_segment_and_repeats_combine_by_th
     want = np.full((2, 4), np.inf)
     want[0, 3], want[0, 1], want[1, 0] = 5.0, 2.0, 1.0          # min(5, 7) at (0, 3)
     np.testing.assert_array_equal(got, want if fmt == "csr" else want.T)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("k, minor", [(40, 60), (40, 10**6), (7, 60)])
+def test_both_ways_of_sorting_segments_agree_and_leave_the_input_alone(fmt, k, minor):
+    """Segments out of order are sorted by two stable counting sorts (scipy's
+    conversion to the other layout and back) where they are long (40 a segment),
+    and by scipy's per-segment sort where they are short or the other dimension is
+    far longer than the entries: both give the canonical arrays, and the caller's
+    arrays are not written."""
+    rng = np.random.default_rng(5)
+    major = 40
+    crd = np.concatenate([rng.choice(minor, size=k, replace=False) for _ in range(major)])
+    ptr = np.arange(0, major * k + 1, k)
+    vals = rng.standard_normal(major * k)
+    shape = (major, minor) if fmt == "csr" else (minor, major)
+    cls = sp.csr_array if fmt == "csr" else sp.csc_array
+    M = cls((vals, crd.astype(np.int64), ptr.astype(np.int64)), shape=shape)
+    before = M.indices.copy(), M.data.copy()
+    t = ep.Tensor.from_scipy(M)
+    got_ptr, got_crd = (np.asarray(t.levels[1][key]) for key in ("pos", "crd"))
+    want = cls(M, copy=True)
+    want.sort_indices()
+    np.testing.assert_array_equal(got_crd, want.indices)
+    np.testing.assert_array_equal(got_ptr, want.indptr)
+    np.testing.assert_array_equal(np.asarray(t.vals), want.data)
+    np.testing.assert_array_equal(M.indices, before[0])
+    np.testing.assert_array_equal(M.data, before[1])
