@@ -19,7 +19,7 @@ N = M = 36            # square, so that every kernel below takes the same shapes
 # (name, expression, formats, compile options, the fused inputs by default); the
 # dense outputs below are order-free (lower.schedule.fused_checks.order_free): their kernels need
 # no order check, and answer an unsorted input as its canonical form
-ORDER_FREE = {"spmv", "spmv_csc", "spmv_threads", "spmm", "spmm_1"}
+ORDER_FREE = {"spmv", "spmv_csc", "spmv_threads", "spmm", "spmm_1", "spgemm"}   # spgemm: its B
 KERNELS = [
     ("spmv", "y[i] = A[i,j] * x[j]", {"A": "csr"}, {}, {"A"}),          # a linear walk
     ("spmv_csc", "y[i] = A[i,j] * x[j]", {"A": "csc"}, {}, {"A"}),     # a scatter

@@ -28,7 +28,7 @@ def checked_loop(q: str, e: str, body, lv, err: str, names: imp.Names,
     test = Bin("<u", crd_q, Var(lv.dim))                         # 0 <= crd[q] < n
     if lv.nan:                          # and vals[q] is not NaN
         test = and_(test, Bin("==", Load(lv.vals, qv), Load(lv.vals, qv)))
-    if dense_output and order_free(body, crd_q, appends):
+    if (dense_output or lv.drained) and order_free(body, crd_q, appends, lv.drained):
         if lv.ahead and not lv.nan:
             return guard, clamped_loop(q, e, body, lv, fail, names, inside)
         cond = and_(lt(qv, ev), test)

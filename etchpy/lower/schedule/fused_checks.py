@@ -17,17 +17,16 @@ checks of that level (`fuse`):
 
 so the body runs only for positions inside crd with coordinates inside the
 dimension and strictly increasing within the segment (an `order_free` body,
-which only ⊕-accumulates into a dense output, needs no order: its condition is
-`q < e && (uint64_t)crd[q] < (uint64_t)dim`), and the kernel returns
+which only ⊕-accumulates into a dense output or scatters into a row workspace
+drained in order, needs no order: its condition is `q < e && (uint64_t)crd[q] <
+(uint64_t)dim`), and the kernel returns
 ERROR_CODE when any segment it opens is malformed (the runtime then checks
 that input in full, and canonicalises it or raises an InputError naming it).
-A walk inside a parallel loop reports through the loop's flag
-(imp.ParallelFor.flag: one slot per block of rows, raised after the loop). A
-level read any other way (a merge that may stop early, a gallop, a search) is
-not fused: `fused_tensors` leaves it out, and the
-runtime checks that input in full before the call, as it always did. A coo
-input's scatter walk is found by its streams.Scatter note (lower.schedule.coo_checks).
-"""
+A walk inside a parallel loop reports through the loop's flag (imp.ParallelFor.flag:
+one slot per block of rows, raised after the loop). A level read any other way (a merge
+that may stop early, a gallop, a search) is not fused: `fused_tensors` leaves it out, and
+the runtime checks that input in full before the call, as it always did. A coo input's
+scatter walk is found by its streams.Scatter note (lower.schedule.coo_checks)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -44,7 +43,7 @@ from . import (checks_first, coo_checks, merge_checks, merge_steps, met_checks, 
                row_starts, segment_checks, walk_chains)
 from ..program import program_names
 from .checked_walks import checked_loop, rows_in_order
-from .order_free import order_free
+from .order_free import drained_lists, order_free
 from ...imp import (Assign, Bin, Const, Decl, GatherPick, GatherSum, If, Load, ParallelFor,
                    Prefetch, Seq, Var, While, seq)
 
@@ -62,6 +61,7 @@ class Level:
     dim: str            # the level's dimension (a C parameter)
     parents: str        # its number of parent positions (a C parameter)
     dense_output: bool = False      # the program's output is dense
+    drained: frozenset = frozenset()    # lists only sorted drains read (order_free.drained_lists)
     nan: bool = False   # its walks also check that each value is not NaN
     ahead: bool = False     # its segments are checked ahead of the loop opening them
                             # (lower.schedule.segment_checks), not as each opens
@@ -84,8 +84,8 @@ def candidates(prog) -> dict[str, Level]:
     """The level of every input of `prog` that some loop of it walks whole (the
     streams.Walk noted on the loop, imp.While.walk), by tensor name."""
     arrays = {p.name for p in prog.params if p.kind == "in_array"}
-    dense = prog.output.mode == "dense"
-    return {w.tensor: Level(w.tensor, w.pos, w.crd, w.vals, w.dim, w.parents, dense)
+    dense, drained = prog.output.mode == "dense", drained_lists(prog.body)
+    return {w.tensor: Level(w.tensor, w.pos, w.crd, w.vals, w.dim, w.parents, dense, drained)
             for n in imp.statements(prog.body)
             if isinstance(n, While) and isinstance(w := n.walk, Walk) and w.crd in arrays}
 

@@ -1,28 +1,31 @@
 """Whether a walk's body is free of its segment's order (part of fused_checks):
 a fused input whose every walk is order-free needs no order check, only each
 coordinate inside its dimension (proofs_notes/validation.md, "Order-free
-walks")."""
+walks"). A row workspace's first-touch scatter (formats/bytemap.py's touch: a
+cell marked, its coordinate listed, its value stored, later ⊕-added) counts as
+an accumulator where its list is drained only in order (`drained_lists`): the
+marks, the count and the values it leaves do not depend on the order, and the
+drain reads the list in ascending order whatever its order (proofs_notes/
+validation.md, "A row workspace's scatter")."""
 from __future__ import annotations
 
 from ... import imp
-from ...imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, If, Load, LocalArray,
-                    Move, Prefetch, Reserve, Ring, Seek, Select, SetBit, ShortIntersect, Store,
-                    Var)
+from ...imp import (Accum, Alloc, Assign, Bin, Bit, Const, Decl, ForSorted, If, Load, LocalArray,
+                    Move, Not, Prefetch, Reserve, Ring, Seek, Select, SetBit, ShortIntersect,
+                    Store, Var)
 from .scatter_runs import is_flush
 
 
-def order_free(body, crd_q: Load, appends: tuple = ()) -> bool:
+def order_free(body, crd_q: Load, appends: tuple = (), drained: frozenset = frozenset()) -> bool:
     """Whether a walk loop's `body` gives the same result for any order of its segment's
-    entries, repeats included (their values combined with ⊕): it changes only
-    ⊕-accumulators (acc := acc ⊕ v, acc := t ? acc ⊕ v : acc, acc := acc ⊕ keep(t, v),
-    out[k] ⊕= v) and uses the coordinate crd[q] (or a name declared from it) only to say
-    where to read or accumulate or whether to add (an index, a test: a window walk's
-    `(c − lo) <u n`), never as a value added (a name the body declares, one step's own,
-    may take any such value: a loop counter). Then ⊕'s commutativity and associativity and
-    ⊗'s distributivity give the canonical segment's result (validation.md's note).
-    `appends`, (n, wheres, values) from the loop's Walk note: the body may also append
-    each state to buffers at n (a where-array may hold the coordinate, a value-array
-    not), step n by a test, and a dense output later only ⊕-adds them."""
+    entries, repeats included (combined with ⊕: proofs_notes/validation.md, "Order-free
+    form"): it changes only ⊕-accumulators (acc ⊕= v, under a test or kept by one; out[k]
+    ⊕= v) and uses crd[q] (or a name declared from it) only to say where to read or add or
+    whether to add, never as a value added (a name the body declares may take any such
+    value). `appends`, (n, wheres, values) from the loop's Walk note: the body may also
+    append each state to buffers at n (a where-array may hold the coordinate), step n by a
+    test, for a dense output to ⊕-add later. `drained`: lists only sorted drains read,
+    into which the body may touch a workspace's cells (`_touch`; the module docstring)."""
     derived, local = {crd_q}, set()       # local: names the body declares
     count, wheres, values = appends or (None, (), ())
 
@@ -34,6 +37,8 @@ def order_free(body, crd_q: Load, appends: tuple = ()) -> bool:
         match node:
             case Store(array, Var(at), value) if at == count and array in wheres + values:
                 return ok(value, array in wheres)
+            case If(Not(Bit(_, at)), _, again) if (first := _touch(node, drained)) is not None:
+                return ok(at, True) and ok(again, where) and _first_ok(first, at, again, ok)
             case Assign(name, Bin("+", Var(n), test)) if name == n == count:
                 return ok(test, True)
             case Store() | SetBit() | ForSorted() | ShortIntersect() | Seek() | Move() \
@@ -75,3 +80,38 @@ def _accumulates(name: str, value, ok) -> bool:
             return ok(cond, True) and ok(v, False)
     return False
 
+
+def _touch(node: If, drained: frozenset):
+    """The statements after the marking of a workspace cell's first touch (`if
+    (!bits[at]) { set bits[at]; list[n] = at; n += 1; first... } else again`) whose
+    list is in `drained`, or None when node is no such touch."""
+    bit = node.cond.a
+    match imp.seq_parts(node.then):
+        case (SetBit(bits, at, True), Store(lst, Var(n), at2),
+              Assign(n2, Bin("+", Var(n3), Const(1))), *first) if (
+                lst in drained and n == n2 == n3 and bits == bit.array and at == at2 == bit.index):
+            return first
+    return None
+
+
+def _first_ok(first, at, again, ok) -> bool:
+    """Whether each statement of a first touch is a store into cell `at` of the
+    array that `again` ⊕-adds into there (the first term onto ⊕'s zero) of a value
+    `ok` finds clean, or a statement `ok` finds clean."""
+    def clean(st):
+        if isinstance(st, Store) and isinstance(again, Accum) and \
+                st.index == at == again.index and st.array == again.array:
+            return ok(st.value, False)
+        return ok(st, False)
+    return all(map(clean, first))
+
+
+def drained_lists(body) -> frozenset:
+    """The lists that only sorted drains read in `body` (imp.ForSorted visits them
+    in ascending order whatever the list's order): each the list of one, and named
+    by no node but those, its allocation and stores (a touch's)."""
+    nodes = list(imp.subterms(body))
+    listed = {n.array for n in nodes if isinstance(n, ForSorted)}
+    named = {v for n in nodes if not isinstance(n, (ForSorted, Store, Alloc))
+             for v in imp.parts(n) if isinstance(v, str)}
+    return frozenset(listed - named)

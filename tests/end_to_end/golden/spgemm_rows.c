@@ -694,15 +694,13 @@ int spgemm_rows(
                 int64_t k_end_1 = 0;
                 k_q_1 = B_pos1[A_crd1[j_q]];
                 k_end_1 = B_pos1[(A_crd1[j_q] + 1)];
-                int64_t k_q_1_prev = -1;
                 if (((uint64_t)k_end_1 < (uint64_t)k_q_1) || ((uint64_t)B_pos1[B_dim0] < (uint64_t)k_end_1)) {
                     input_error = 4;
                     k_end_1 = k_q_1;
                 }
                 while (k_q_1 < k_end_1) {
-                    if (!((k_q_1_prev < B_crd1[k_q_1]) && ((uint64_t)B_crd1[k_q_1] < (uint64_t)B_dim1))) break;
-                    k_q_1_prev = B_crd1[k_q_1];
                     EP_OPAQUE(k_q_1);
+                    if (!((uint64_t)B_crd1[k_q_1] < (uint64_t)B_dim1)) break;
                     int64_t k_ = B_crd1[k_q_1];
                     if (!((ws_bits[(k_) >> 6] >> ((k_) & 63)) & 1)) {
                         ws_bits[(k_) >> 6] |= (uint64_t)1 << ((k_) & 63);
@@ -791,15 +789,13 @@ int spgemm_rows(
                 int64_t k_end_1 = 0;
                 k_q_1 = B_pos1[A_crd1[j_q]];
                 k_end_1 = B_pos1[(A_crd1[j_q] + 1)];
-                int64_t k_q_1_prev_1 = -1;
                 if (((uint64_t)k_end_1 < (uint64_t)k_q_1) || ((uint64_t)B_pos1[B_dim0] < (uint64_t)k_end_1)) {
                     input_error = 4;
                     k_end_1 = k_q_1;
                 }
                 while (k_q_1 < k_end_1) {
-                    if (!((k_q_1_prev_1 < B_crd1[k_q_1]) && ((uint64_t)B_crd1[k_q_1] < (uint64_t)B_dim1))) break;
-                    k_q_1_prev_1 = B_crd1[k_q_1];
                     EP_OPAQUE(k_q_1);
+                    if (!((uint64_t)B_crd1[k_q_1] < (uint64_t)B_dim1)) break;
                     int64_t k_ = B_crd1[k_q_1];
                     if (!((ws_bits[(k_) >> 6] >> ((k_) & 63)) & 1)) {
                         ws_bits[(k_) >> 6] |= (uint64_t)1 << ((k_) & 63);
