@@ -25,6 +25,11 @@ Parts:
           a scipy csr each call, a csc and a coo one (csgraph given the same matrix),
           and a reused ep.graph.Graph (csgraph given the csr), against csgraph
           (dijkstra for Bellman-Ford) and graphblas-algorithms (≤ 1.0×).
+  unsorted  scipy's own products B = A·A (its indices left unsorted) passed as they
+          are, A to 1e5 entries: B·x with a new x, B + C and B ∘ C into csr (C sorted,
+          B's rows reversed: another pattern) and A·B into csr (B the scattered
+          operand), against scipy's `B @ x`, `B + C`, `B.multiply(C)` and `A @ B`
+          (no target: the merges sort B each call).
 
 Each case's calls alternate one at a time (bench.timing.alternate_clocks), medians of
 thread CPU time (the machine is shared); wall medians are in the JSON.
@@ -48,7 +53,7 @@ import etchpy as ep
 from bench.kernels import rng_for
 from bench.timing import alternate_clocks, fmt_time
 
-PARTS = ("spmv", "forms", "kinds", "cg", "graph")
+PARTS = ("spmv", "forms", "kinds", "cg", "graph", "unsorted")
 ITERATIONS = 150
 
 
@@ -113,7 +118,11 @@ def pool_for(n, nnz, tag):
 
 
 def close(y, A, x):
-    assert np.all(abs(y - A @ x) <= 64 * np.finfo(float).eps * (abs(A) @ abs(x)) + 1e-30)
+    """y is A·x within rounding. abs(A) would sort an unsorted A in place (scipy
+    sums its duplicates first): |A| is made from a copy."""
+    M = A.copy()
+    M.data = np.abs(M.data)
+    assert np.all(abs(y - A @ x) <= 64 * np.finfo(float).eps * (M @ abs(x)) + 1e-30)
 
 
 def new_x_pair(kern, A, peer, pool, seconds):
@@ -172,6 +181,37 @@ def part_forms(seconds, most, say):
                                   lambda: peer(A, ys(), b)], seconds, 4000)
             rows.append(row("forms", f"{name} nnz={A.nnz:,}, {form}", t[0][0],
                             "scipy", t[1][0], 1.0, say, nnz=int(A.nnz), kind=form))
+    return rows
+
+
+def part_unsorted(seconds, most, say):
+    two = {"A": "csr", "B": "csr"}
+    spmv = ep.compile("y[i] = A[i, j] * x[j]", formats={"A": "csr"})
+    kerns = {"B + C": (ep.compile("C[i, j] = A[i, j] + B[i, j]", formats=two, output="csr"),
+                       lambda A, B, C: (B, C), lambda A, B, C: B + C),
+             "B ∘ C": (ep.compile("C[i, j] = A[i, j] * B[i, j]", formats=two, output="csr"),
+                       lambda A, B, C: (B, C), lambda A, B, C: B.multiply(C)),
+             "A·B": (ep.compile("C[i, j] = A[i, k] * B[k, j]", formats=two, output="csr"),
+                     lambda A, B, C: (A, B), lambda A, B, C: A @ B)}
+    rows = []
+    for name, A in matrices(min(most, 10**5)):
+        B = A @ A
+        assert not B.has_sorted_indices
+        C = canonical(B[np.arange(B.shape[0])[::-1]])
+        head = f"{name} B nnz={B.nnz:,}"
+        ours, peer = new_x_pair(spmv, B, B, pool_for(B.shape[0], B.nnz, "unsorted"), seconds)
+        assert not B.has_sorted_indices and not B.has_canonical_format      # still unsorted
+        rows.append(row("unsorted", f"{head}, B·x", ours, "scipy B @ x", peer, None, say,
+                        nnz=int(B.nnz), kind="B·x"))
+        for form, (kern, args, peer_of) in kerns.items():
+            x, y = args(A, B, C)
+            want = peer_of(A, B, C)
+            got = sp.csr_array(kern(A=x, B=y))
+            assert abs(got - want).max() <= 1e-9 * (abs(want).max() + 1)
+            t = alternate_clocks([lambda: kern(A=x, B=y), lambda: peer_of(A, B, C)],
+                                 seconds, 2000)
+            rows.append(row("unsorted", f"{head}, {form}", t[0][0], "scipy", t[1][0], None,
+                            say, nnz=int(B.nnz), kind=form))
     return rows
 
 
