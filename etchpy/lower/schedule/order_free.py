@@ -84,7 +84,7 @@ def _accumulates(name: str, value, ok) -> bool:
 def _touch(node: If, drained: frozenset):
     """The statements after the marking of a workspace cell's first touch (`if
     (!bits[at]) { set bits[at]; list[n] = at; n += 1; first... } else again`) whose
-    list is in `drained`, or None when node is no such touch."""
+    list is in `drained`, or None when node (an If on `!bits[at]`) is no such touch."""
     bit = node.cond.a
     match imp.seq_parts(node.then):
         case (SetBit(bits, at, True), Store(lst, Var(n), at2),
