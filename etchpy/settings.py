@@ -39,7 +39,13 @@ class Limits:
     aligned_arrays   alignments of compared columns kept by their index arrays,
                      for inputs bound as a new Tensor each call (a scipy
                      matrix's), each with a copy of those arrays that the next
-                     call's are compared with (runtime.align; 0: none)"""
+                     call's are compared with (runtime.align; 0: none)
+    sorted_inputs    orders of scipy inputs whose segments were out of order,
+                     each with a copy of the index arrays it was made from,
+                     which a later input's are compared with (runtime.segment_sort;
+                     0: none)
+    sorted_bytes     the most bytes those orders hold together (a larger one
+                     is not kept)"""
 
     kernel_cache: int = 1024
     lazy_programs: int = 64
@@ -53,6 +59,8 @@ class Limits:
     optimized: int = 128
     interned_nodes: int = 4096
     aligned_arrays: int = 4
+    sorted_inputs: int = 4
+    sorted_bytes: int = 1 << 28
 
 
 LIMITS = Limits()

@@ -38,7 +38,7 @@ import sys
 
 import numpy as np
 
-from . import checks, extension, fingerprint
+from . import checks, extension, fingerprint, segment_sort
 from .coo_steps import CooFacts
 from .plan_steps import Dense, DenseCast, Sparse, TensorFacts
 from .scalar_steps import Scalar
@@ -113,7 +113,7 @@ def _input(step, ffi, source=-1, casts=None):
         return (1, sys.intern(step.name), step.kind, step.dtype.num, step.idx.num, 2,
                 int(step.nan), int(step.csr), *step.n_range, dims, tuple(step.at),
                 step.fill if step.pydata else None, step.axes if step.pydata else None, (),
-                check, source)
+                check, source, None if step.fused or step.pydata else segment_sort.ordered)
     if type(step) is DenseCast:         # a copy in C (`casts`: the most bytes its scratch
         if (casts is None or step.ndim > 4 or step.given.num not in _CAST_FROM  # keeps)
                 or step.dtype.num not in _CAST_TO):

@@ -36,6 +36,7 @@ from ..errors import CHECK_FAILED, InputError  # noqa: F401 - kernel.py reads it
 from .. import pipeline
 from .tensor import Tensor, truth_values
 from .windows import WindowInput, source_var
+from .segment_sort import in_order
 from ..expr.windows import WindowVar
 
 INT32, INT64 = np.dtype(np.int32), np.dtype(np.int64)
@@ -314,14 +315,14 @@ def _fast_bind(value, tv, sr, fused=False, fused_nan=False, seen=None):
             or len(data) != len(indices) or not data.flags.c_contiguous):
         return None
     major, minor = value.shape if layout == "csr" else value.shape[::-1]
-    nan_seen = False
     if fused:
-        if not _bounds_in_o1(value, indptr, indices, major):
-            return None
+        res, nan_seen = (0,) if _bounds_in_o1(value, indptr, indices, major) else None, False
     else:
-        res, nan_seen = check_once(seen, indptr, indices, data, major, minor)
-        if res is None or res[0] != 0:
-            return None             # the general path words errors and canonicalises
+        (res, nan_seen), (indptr, indices, data) = in_order(   # out of order: sorted (or
+            value, layout == value.format, indptr, indices, data,  # an order kept for them)
+            lambda: check_once(seen, indptr, indices, data, major, minor))
+    if res is None or res[0] != 0:
+        return None             # the general path words errors and canonicalises
     nan_left = bool(fused and fused_nan)
     if not (nan_left or nan_seen):
         refuse_nan(data, sr, tv.name)

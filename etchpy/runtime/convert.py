@@ -19,6 +19,7 @@ import numpy as np
 
 from .entries import combine, group_starts, sort_order, sort_storage
 from .scipy_arrays import checked_scipy, compressed_arrays, coo_coords
+from .segment_sort import sorted_segments
 from .structured_inputs import dia_format, from_bsr, from_dia
 from ..errors import InputError
 from ..formats import Format
@@ -140,8 +141,8 @@ def _from_scipy_compressed(m, format, sr, name) -> Parts:
     values = sr.cast(data, what=f"{where} data")
     fmt = format if isinstance(format, Format) else Format.parse(format, 2)
     if not canonical and fmt == Format.named(layout, 2):
-        canonical, (indptr, indices, values) = _sorted_segments(m.shape, layout, indptr,
-                                                                indices, values)
+        canonical, (indptr, indices, values) = sorted_segments(m.shape, layout, indptr,
+                                                               indices, values)
     if canonical and fmt == Format.named(layout, 2):
         levels = ({}, {"pos": _index_dtype(indptr), "crd": _index_dtype(indices)})
         return Parts(m.shape, fmt, levels, values, sr.zero)
@@ -149,47 +150,6 @@ def _from_scipy_compressed(m, format, sr, name) -> Parts:
     pair = (major_ids, indices) if layout == "csr" else (indices, major_ids)
     coords = np.stack([np.asarray(c, dtype=np.int64) for c in pair])
     return from_coords(coords, values, m.shape, fmt, sr, name)
-
-
-def _sorted_segments(shape, layout, indptr, indices, values) -> tuple:
-    """(True, new arrays with each segment's entries in order), for arrays
-    compressed_arrays validated (pointers and coordinates in range: scipy's C++
-    reads them safely); (False, the arrays) when a segment repeats a coordinate
-    (from_coords combines repeats by the semiring's ⊕, not scipy's +) or scipy
-    cannot sort this dtype. Where only the order is wrong (scipy's own products
-    leave it so), no global sort of every coordinate: where `_transposes_pay`
-    (long segments), two stable counting sorts, by coordinate then by segment
-    (scipy's conversion to the other layout and back), else scipy's sort of
-    each segment on a copy."""
-    import scipy.sparse as sp
-    cls = sp.csr_array if layout == "csr" else sp.csc_array
-    try:
-        if _transposes_pay(shape, layout, len(indices)):
-            c = cls((values, indices, indptr), shape=shape, copy=False)
-            c = c.tocsc().tocsr() if layout == "csr" else c.tocsr().tocsc()
-        else:
-            c = cls((values.copy(), indices.copy(), indptr.copy()), shape=shape, copy=False)
-            c.sort_indices()
-    except (TypeError, ValueError):
-        return False, (indptr, indices, values)
-    ix = c.indices.astype(indices.dtype, copy=False)
-    repeat = ix[1:] == ix[:-1]
-    starts = c.indptr[1:-1]
-    repeat[starts[(starts > 0) & (starts < len(ix))] - 1] = False    # across segments
-    if repeat.any():
-        return False, (indptr, indices, values)
-    return True, (c.indptr.astype(indptr.dtype, copy=False), ix, c.data)
-
-
-def _transposes_pay(shape, layout, entries: int) -> bool:
-    """Whether two counting sorts (O(entries + both dimensions), each entry moved
-    to a scattered place twice) cost less than per-segment comparison sorts
-    (O(k log k) a segment of k): for segments of 32 entries or more on average,
-    unless the other dimension is more than 16 times the entries and segments
-    together (a hypersparse matrix). Shorter segments sort faster in place
-    (docs/performance.md, "Unsorted segments sorted by two counting sorts")."""
-    major, minor = shape if layout == "csr" else shape[::-1]
-    return entries >= 32 * major and minor <= 16 * (entries + major)
 
 
 def _from_scipy_coo(m, format, sr, name) -> Parts:

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import pipeline
 from . import blas, build
-from . import calling, outputs, planned
+from . import calling, outputs, planned, segment_sort
 from .adopt import Converts, refuse_conversion
 from .given_out import checked_out, out_apart as apart
 from . import inputs as io_
@@ -45,10 +45,8 @@ from ..expr.walk import uses_negation
 
 def _partitioned(inputs):
     """The first partitioned input (see Kernel._elsewhere), else None."""
-    for v in inputs.values():
-        if hasattr(type(v), "etchpy_distributed_call"):
-            return v
-    return None
+    return next((v for v in inputs.values() if hasattr(type(v), "etchpy_distributed_call")),
+                None)
 
 
 class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, WalkPlans, Deferred):
@@ -66,18 +64,16 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, WalkPlans, De
     After a call, `plan`, `c_source` and `explain()` describe the plan of the
     last call's size class.
 
-    Parameters: expr, an expression; semiring, a Semiring or a built-in name,
-    or None to follow the inputs' dtype on each call (float32 -> real32,
-    float64 -> real, integers -> integer (int64), bool -> boolean, complex128
-    -> complex, complex64 -> complex64); output,
-    "dense" or a sparse format; order, a fixed loop order; out_indices, the
-    output's index order; name, the C function's name; threads, OpenMP threads
-    (default ETCHPY_NUM_THREADS or 1); optimize, whether the optimizer runs
-    (default: unless `order` is given); optimizer_options, its keyword
-    arguments; every_size, build a workspace output for every size at once
-    (export_c does; else a dimension that needs the hash table builds a second
-    kernel on first need); tuning, an etchpy.tuning.Tuning, a preset name or a
-    dict of fields (None: tuning.DEFAULT).
+    Parameters: expr, an expression; semiring, a Semiring or a built-in name, or None to
+    follow the inputs' dtype on each call (float32 -> real32, float64 -> real, integers
+    -> integer (int64), bool -> boolean, complex128 -> complex, complex64 -> complex64);
+    output, "dense" or a sparse format; order, a fixed loop order; out_indices, the
+    output's index order; name, the C function's name; threads, OpenMP threads (default
+    ETCHPY_NUM_THREADS or 1); optimize, whether the optimizer runs (default: unless
+    `order` is given); optimizer_options, its keyword arguments; every_size, build a
+    workspace output for every size at once (export_c does; else a dimension that needs
+    the hash table builds a second kernel on first need); tuning, an
+    etchpy.tuning.Tuning, a preset name or a dict of fields (None: tuning.DEFAULT).
 
     Raises: ExpressionTypeError, SemiringError, OrderError, EtchpyError for a
     request that cannot be compiled; calls raise InputError for bad inputs.
@@ -134,6 +130,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, WalkPlans, De
         self._plans: dict[tuple, tuple] = {}            # input kind -> its call plans
         self._plan, self._plan_first = None, False   # the last one learnt or used; _use
         self._unplanned: set = set()                    # kinds no plan covers
+        self._presort = frozenset()         # inputs the last refused call sorted (segment_sort)
         self._users = user_tensors(self.tensors)    # the inputs a caller passes
         self._iso = frozenset(n for n, tv in self.tensors.items() if tv.iso)
         self._identities = has_implicit(self.tensors)   # diagonals' δ, comparisons
@@ -168,7 +165,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, WalkPlans, De
             text = self._texts.get(idx_type)
             if text is None:
                 src = calling.variant_source(self, idx_type)
-                text = self._texts[idx_type] = (src.c, src.cdef)
+                text = self._texts[idx_type] = src.c, src.cdef
                 self._save_manifest()
             lib = build.load(text[0], text[1], name=self.name, openmp=self.threads > 1)
             blas.bind(lib, text[0], self.request.tuning.blas_numpy_first)
@@ -186,19 +183,19 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, WalkPlans, De
     def __call__(self, /, *args, out=None, **inputs):
         """Run the kernel on `inputs`, given by tensor name.
 
-        Parameters: each input a numpy array, a scipy.sparse array or matrix, an
-        ep.Tensor, a pydata sparse or python-graphblas array, of the declared order;
-        `out`, for a dense output only, a C-contiguous writeable array of its shape
-        and dtype sharing no memory with the inputs: overwritten and returned.
-        Returns: a numpy array (a numpy scalar for no free indices); a sparse output
-        as a scipy csr/csc array when the zero is 0, else an ep.Tensor with its fill.
-        Raises: TypeError for positional inputs; InputError naming the input for
-        unknown or missing names, wrong orders, sizes that disagree, values the
-        semiring cannot hold. Warns (PerformanceWarning, once per input) when an
-        input's layout is not the declared format's, so it is converted per call.
+        Parameters: each input a numpy array, scipy.sparse array or matrix, ep.Tensor, pydata
+        sparse or python-graphblas array of the declared order; `out`, for a dense output, a
+        C-contiguous writeable array of its shape and dtype sharing no memory with the inputs.
+        Returns: a numpy array (a numpy scalar for no free indices; `out` when given); a
+        sparse output as a scipy csr/csc array when the zero is 0, else an ep.Tensor.
+        Raises: TypeError for positional inputs; InputError naming the input for unknown or
+        missing names, wrong orders, sizes that disagree, values the semiring cannot hold.
+        Warns (PerformanceWarning, once an input) of a layout not the declared one's.
 
             >>> y = kern(A=scipy_csr, x=numpy_vector)
         """
+        if self._presort and not args:  # sorted before: up front (segment_sort)
+            inputs = segment_sort.presorted(self._presort, inputs)
         first = self._first    # no shared walk competes, or guarded (_use, shared.apart_first)
         if first is not None and not args and (out is None or self._plan_first
                                                and apart(out, inputs)):   # out= by the plan
@@ -258,9 +255,11 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, WalkPlans, De
         """A call whose kernel returned rc != 0: made again with the inputs its fused
         checks refused checked in full, or with the build for every size; else the
         error rc stands for."""
-        if rc == calling.CHECK_FAILED:     # the kernel found an input malformed or unsorted
-            return self(out=out, **calling.checked_inputs(
-                self._users, inputs, self.semiring, caller_names(kern._fused, self.tensors)))
+        if rc == calling.CHECK_FAILED:     # an input malformed, or unsorted: sorted (and next
+            fused = caller_names(kern._fused, self.tensors)     # time up front: _presort)
+            checked = calling.checked_inputs(self._users, inputs, self.semiring, fused)
+            self._presort = segment_sort.held_names(fused, inputs)
+            return self(out=out, **checked)
         if rc == 3:                    # a dimension this build refuses: see every_size
             return kern._for_every_size()(out=out, **inputs)
         if rc == 1:

@@ -20,6 +20,7 @@ import numpy as np
 
 from .calling import refuse_nan
 from .checks import check_compressed
+from .segment_sort import in_order
 from .tensor import Tensor
 
 class Miss(Exception):
@@ -233,7 +234,8 @@ def sparse_lines(k: int, d: Sparse, space: dict, source=None, kept=False) -> lis
     space.update({f"kind{k}": d.kind, f"fill{k}": d.fill, f"axes{k}": d.axes,
                   f"dt{k}": d.dtype, f"it{k}": d.idx, f"ityp{k}": d.types[0],
                   f"vtyp{k}": d.types[1], f"held{k}": [None], f"nm{k}": d.name,
-                  "refuse_nan": refuse_nan, "check_compressed": check_compressed})
+                  "refuse_nan": refuse_nan, "check_compressed": check_compressed,
+                  "in_order": in_order})
     (p0, lo0, hi0), (p1, lo1, hi1) = d.dims
     lo_n, hi_n = d.n_range
     gcxs = f" or v.compressed_axes != axes{k} or v.fill_value != fill{k}" if d.pydata else ""
@@ -242,6 +244,9 @@ def sparse_lines(k: int, d: Sparse, space: dict, source=None, kept=False) -> lis
         check = [f"if len(ip) != {major} + 1 or ip.item(0) != 0 or ip.item(-1) != n:"]
     else:
         check = [f"r = check_compressed(ip, ix, {major}, {minor})",
+                 "if r is not None and r[0] == 5:       # only out of order (segment_sort)",
+                 f"    (r, _), (ip, ix, dv) = in_order(v, {not d.pydata}, ip, ix, dv,",
+                 "                                    lambda: (r, False))",
                  "if r is None or r[0] != 0:"]
     check, nan = [*check, "    return MISS"], [f"refuse_nan(dv, sr, nm{k})"] if d.nan else []
     if source is not None:           # twins.source_lines (`kept`: a source's arrays kept)
