@@ -28,8 +28,9 @@ Parts:
   unsorted  scipy's own products B = A·A (its indices left unsorted) passed as they
           are, A to 1e5 entries: B·x with a new x, B + C and B ∘ C into csr (C sorted,
           B's rows reversed: another pattern) and A·B into csr (B the scattered
-          operand), against scipy's `B @ x`, `B + C`, `B.multiply(C)` and `A @ B`
-          (no target: the merges sort B each call).
+          operand), against scipy's `B @ x`, `B + C`, `B.multiply(C)` and `A @ B`;
+          the merges also with a new matrix over B's pattern each call (new arrays
+          and values, four in turn: "new B"), the kept order found by comparison.
 
 Each case's calls alternate one at a time (bench.timing.alternate_clocks), medians of
 thread CPU time (the machine is shared); wall medians are in the JSON.
@@ -212,7 +213,26 @@ def part_unsorted(seconds, most, say):
                                  seconds, 2000)
             rows.append(row("unsorted", f"{head}, {form}", t[0][0], "scipy", t[1][0], None,
                             say, nnz=int(B.nnz), kind=form))
+            if form != "A·B":
+                rows.append(_new_each_call(kern, peer_of, A, B, C, head, form, seconds, say))
     return rows
+
+
+def _new_each_call(kern, peer_of, A, B, C, head, form, seconds, say):
+    """`form` on a new scipy matrix over B's unsorted pattern each call (four in
+    turn, new arrays and values), alternating with scipy on the same matrices."""
+    rng = np.random.default_rng(0)
+    pool = [sp.csr_array((rng.standard_normal(B.nnz), B.indices.copy(), B.indptr.copy()),
+                         shape=B.shape) for _ in range(4)]
+    turn = [0, 0]
+
+    def take(side):
+        turn[side] += 1
+        return pool[turn[side] % 4]
+    t = alternate_clocks([lambda: kern(A=take(0), B=C), lambda: peer_of(A, take(1), C)],
+                         seconds, 2000)
+    return row("unsorted", f"{head}, {form} (new B)", t[0][0], "scipy", t[1][0], None, say,
+               nnz=int(B.nnz), kind=f"{form} new")
 
 
 def in_order_coo(A):
