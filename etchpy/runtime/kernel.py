@@ -195,7 +195,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, WalkPlans, De
             >>> y = kern(A=scipy_csr, x=numpy_vector)
         """
         if self._presort and not args:  # sorted before: up front (segment_sort)
-            inputs = segment_sort.presorted(self._presort, inputs)
+            inputs, self._presort = segment_sort.presorted(self._presort, inputs)
         first = self._first    # no shared walk competes, or guarded (_use, shared.apart_first)
         if first is not None and not args and (out is None or self._plan_first
                                                and apart(out, inputs)):   # out= by the plan
@@ -257,9 +257,10 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, WalkPlans, De
         error rc stands for."""
         if rc == calling.CHECK_FAILED:     # an input malformed, or unsorted: sorted (and next
             fused = caller_names(kern._fused, self.tensors)     # time up front: _presort)
-            checked = calling.checked_inputs(self._users, inputs, self.semiring, fused)
-            self._presort = segment_sort.held_names(fused, inputs)
-            return self(out=out, **checked)
+            res = self(out=out, **calling.checked_inputs(self._users, inputs, self.semiring,
+                                                         fused))
+            self._presort = segment_sort.held_names(fused, inputs)    # (after its own call)
+            return res
         if rc == 3:                    # a dimension this build refuses: see every_size
             return kern._for_every_size()(out=out, **inputs)
         if rc == 1:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..settings import LIMITS
+from .checks import check_compressed
 
 _KEPT: collections.OrderedDict = collections.OrderedDict()     # see the module docstring
 _LOCK = threading.Lock()
@@ -217,26 +218,48 @@ def ordered(m):
     return arrays if ok else None
 
 
-def presorted(names, inputs: dict) -> dict:
-    """`inputs` with each scipy csr/csc input among `names` whose index arrays equal
-    a kept order's copy replaced by a scipy array of its class over the ordered
-    arrays (its own values gathered in that order; noted canonical), which the
-    kernel then checks as it reads it, as any scipy input; the others as they
-    are (Kernel._presort). A copy compared is rejected on its first segments
-    before the whole is read, so an input in order costs little.
+def presorted(names, inputs: dict) -> tuple:
+    """(`inputs` with each scipy csr/csc input among `names` whose segments are out
+    of order replaced by a scipy array of its class over ordered arrays, noted
+    canonical, which the kernel then checks as it reads it, as any scipy input;
+    the names replaced) (Kernel._presort). Ordered arrays: a kept order's, where
+    its copies equal the input's index arrays (its own values gathered in that
+    order), else, where checks.check_compressed finds only the order wrong (code
+    5), sorted now; an input in order (or malformed: the kernel's checks refuse
+    it) is passed as it is, and its name is not returned.
 
-        >>> presorted({"A"}, {"A": scipy_unsorted, "x": x})["A"].has_sorted_indices
-        True
+        >>> got, names = presorted({"A"}, {"A": scipy_unsorted, "x": x})
+        >>> got["A"].has_sorted_indices, names
+        (True, frozenset({'A'}))
     """
-    out = inputs
+    out, done = inputs, []
     for n in names:
         m = inputs.get(n)
-        if getattr(m, "format", None) in ("csr", "csc") and (
-                got := _kept(m, m.indptr, m.indices, m.data)) is not None:
+        if getattr(m, "format", None) not in ("csr", "csc"):
+            continue
+        got = _kept(m, m.indptr, m.indices, m.data)
+        if got is None and _only_unordered(m):
+            ok, arrays = sorted_segments(m.shape, m.format, m.indptr, m.indices, m.data,
+                                         share=True)
+            got = arrays if ok else None
+        if got is not None:
             out = dict(inputs) if out is inputs else out
             out[n] = type(m)(got[::-1], shape=m.shape, copy=False)
             out[n].has_sorted_indices = True    # (and no repeats: _order refused those)
-    return out
+            done.append(n)
+    return out, frozenset(done)
+
+
+def _only_unordered(m) -> bool:
+    """Whether scipy csr/csc m's arrays are sound but some segment is out of order
+    or repeats a coordinate (checks.check_compressed's code 5)."""
+    indptr, indices, data = m.indptr, m.indices, m.data
+    if not all(isinstance(a, np.ndarray) for a in (indptr, indices, data)) or (
+            data.shape != indices.shape):
+        return False
+    major, minor = m.shape if m.format == "csr" else m.shape[::-1]
+    res = check_compressed(indptr, indices, major, minor)
+    return res is not None and res[0] == 5
 
 
 def _kept(m, indptr, indices, data):

@@ -109,13 +109,22 @@ def test_a_pass_checked_kernel_keeps_its_call_plan_and_a_fused_one_orders_up_fro
         _same(merge(A=M, B=N), M + N)
     assert meet._plans and not meet._unplanned         # the unsorted kind kept its plan
     assert merge._presort == {"A"}                     # refused once: in order up front
-    got = segment_sort.presorted(merge._presort, {"A": M, "B": N})
-    assert got["A"] is not M and got["A"].has_sorted_indices and got["B"] is N
+    got, names = segment_sort.presorted(merge._presort, {"A": M, "B": N})
+    assert names == {"A"} and got["A"] is not M and got["A"].has_sorted_indices
+    assert got["B"] is N
     _same(got["A"], M)
+    P = _unsorted(14)                                  # another pattern: sorted up front too
+    got, names = segment_sort.presorted(merge._presort, {"A": P, "B": N})
+    assert names == {"A"} and got["A"].has_sorted_indices
+    _same(got["A"], P)
+    _same(merge(A=P, B=N), P + N)
+    assert merge._presort == {"A"}
     S = M.copy()
-    S.sort_indices()                                   # in order: passed as it is
-    assert segment_sort.presorted(merge._presort, {"A": S, "B": N})["A"] is S
+    S.sort_indices()                                   # in order: passed as it is, forgotten
+    got, names = segment_sort.presorted(merge._presort, {"A": S, "B": N})
+    assert got["A"] is S and not names
     _same(merge(A=S, B=N), M + N)
+    assert not merge._presort
 
 
 def test_an_order_free_kernel_reads_the_unsorted_arrays_as_they_are():
