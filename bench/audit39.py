@@ -30,7 +30,9 @@ Parts:
           B's rows reversed: another pattern) and A·B into csr (B the scattered
           operand), against scipy's `B @ x`, `B + C`, `B.multiply(C)` and `A @ B`;
           the merges also with a new matrix over B's pattern each call (new arrays
-          and values, four in turn: "new B"), the kept order found by comparison.
+          and values, four in turn: "new B"), the kept order found by comparison,
+          and with a product of another pattern each call (six in turn: "other B",
+          more than the orders kept: sorted each call).
 
 Each case's calls alternate one at a time (bench.timing.alternate_clocks), medians of
 thread CPU time (the machine is shared); wall medians are in the JSON.
@@ -214,25 +216,42 @@ def part_unsorted(seconds, most, say):
             rows.append(row("unsorted", f"{head}, {form}", t[0][0], "scipy", t[1][0], None,
                             say, nnz=int(B.nnz), kind=form))
             if form != "A·B":
-                rows.append(_new_each_call(kern, peer_of, A, B, C, head, form, seconds, say))
+                for kind, pool in (("new B", _same_pattern(B)), ("other B", _patterns(A))):
+                    rows.append(_each_call(kern, peer_of, A, C, pool, head, form, kind,
+                                           seconds, say))
     return rows
 
 
-def _new_each_call(kern, peer_of, A, B, C, head, form, seconds, say):
-    """`form` on a new scipy matrix over B's unsorted pattern each call (four in
-    turn, new arrays and values), alternating with scipy on the same matrices."""
+def _same_pattern(B):
+    """Four scipy matrices over B's unsorted pattern, new arrays and values."""
     rng = np.random.default_rng(0)
-    pool = [sp.csr_array((rng.standard_normal(B.nnz), B.indices.copy(), B.indptr.copy()),
+    return [sp.csr_array((rng.standard_normal(B.nnz), B.indices.copy(), B.indptr.copy()),
                          shape=B.shape) for _ in range(4)]
+
+
+def _patterns(A):
+    """Six scipy products A·(P A Pᵀ), P random permutations: unsorted, each of
+    its own pattern, more than etchpy keeps orders of (LIMITS.sorted_inputs)."""
+    rng = np.random.default_rng(1)
+    out = []
+    for _ in range(6):
+        p = rng.permutation(A.shape[0])
+        out.append(sp.csr_array(A @ sp.csr_array(A[p][:, p])))
+    return out
+
+
+def _each_call(kern, peer_of, A, C, pool, head, form, kind, seconds, say):
+    """`form` on the next matrix of `pool` each call, in turn, alternating with
+    scipy on the same matrices."""
     turn = [0, 0]
 
     def take(side):
         turn[side] += 1
-        return pool[turn[side] % 4]
+        return pool[turn[side] % len(pool)]
     t = alternate_clocks([lambda: kern(A=take(0), B=C), lambda: peer_of(A, take(1), C)],
                          seconds, 2000)
-    return row("unsorted", f"{head}, {form} (new B)", t[0][0], "scipy", t[1][0], None, say,
-               nnz=int(B.nnz), kind=f"{form} new")
+    return row("unsorted", f"{head}, {form} ({kind})", t[0][0], "scipy", t[1][0], None, say,
+               nnz=int(pool[0].nnz), kind=f"{form} {kind}")
 
 
 def in_order_coo(A):

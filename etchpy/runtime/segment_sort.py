@@ -72,13 +72,14 @@ def sorted_segments(shape, layout: str, indptr, indices, values, share=False) ->
         >>> ok, (indptr, indices, values) = sorted_segments(m.shape, "csr", *arrays)
     """
     key = (layout, tuple(shape), indptr.dtype.str, len(indptr), indices.dtype.str, len(indices))
-    made = _match(key, indptr, indices)
+    made = again = _match(key, indptr, indices)
     if made is None:
         got = _order(shape, layout, indptr, indices)
         if got is None:
             return False, (indptr, indices, values)
         made = _Order(indptr.copy(), indices.copy(), *got)
-    return True, (indptr, made.ordered, _values(key, made, values, indices, share))
+    return True, (indptr, made.ordered, _values(key, made, values, indices, share,
+                                                  again is not None))
 
 
 def _match(key, indptr, indices):
@@ -104,15 +105,18 @@ def _equal(a, b) -> bool:
     return a[:256].tobytes() == b[:256].tobytes() and bool((a == b).all())
 
 
-def _values(key, made: _Order, values, indices, share: bool):
+def _values(key, made: _Order, values, indices, share: bool, again: bool = True):
     """`values` in `made`'s order (the array gathered last time where `share` and
-    they hold the same bytes as then), `made` kept as the most recent order."""
+    they hold the same bytes as then), `made` kept as the most recent order. The
+    values gathered are kept (with a copy of `values`) from an order's first use
+    `again` (matched, not just made), so that orders made once and never met
+    again cost no copy."""
     last = made.gathered
     if share and last is not None and _equal(last[0], values):
         got = last[1]
     else:
         got = values.take(made.perm)
-        if share and last is None:      # the first values gathered: kept
+        if share and again and last is None:
             made.gathered = (values.copy(), got)
     _keep(key, made, indices)
     return got
