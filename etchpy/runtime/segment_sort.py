@@ -239,31 +239,25 @@ def presorted(names, inputs: dict) -> tuple:
     out, done = inputs, []
     for n in names:
         m = inputs.get(n)
-        if getattr(m, "format", None) not in ("csr", "csc"):
-            continue
-        got = _kept(m, m.indptr, m.indices, m.data)
-        if got is None and _only_unordered(m):
-            ok, arrays = sorted_segments(m.shape, m.format, m.indptr, m.indices, m.data,
-                                         share=True)
-            got = arrays if ok else None
-        if got is not None:
-            out = dict(inputs) if out is inputs else out
-            out[n] = type(m)(got[::-1], shape=m.shape, copy=False)
-            out[n].has_sorted_indices = True    # (and no repeats: _order refused those)
-            done.append(n)
+        if getattr(m, "format", None) not in ("csr", "csc") or not all(
+                isinstance(a, np.ndarray) for a in (m.indptr, m.indices, m.data)) or (
+                m.data.shape != m.indices.shape):
+            continue                    # the kernel's own checks word what is wrong
+        (res, _), got = in_order(m, True, m.indptr, m.indices, m.data,
+                                 lambda: (_check(m), False))
+        if res is None or res[0] != 0 or got[1] is m.indices:
+            continue                    # in order already, malformed, or repeats
+        out = dict(inputs) if out is inputs else out
+        out[n] = type(m)(got[::-1], shape=m.shape, copy=False)
+        out[n].has_sorted_indices = True        # (and no repeats: _order refused those)
+        done.append(n)
     return out, frozenset(done)
 
 
-def _only_unordered(m) -> bool:
-    """Whether scipy csr/csc m's arrays are sound but some segment is out of order
-    or repeats a coordinate (checks.check_compressed's code 5)."""
-    indptr, indices, data = m.indptr, m.indices, m.data
-    if not all(isinstance(a, np.ndarray) for a in (indptr, indices, data)) or (
-            data.shape != indices.shape):
-        return False
+def _check(m):
+    """checks.check_compressed's answer for scipy csr/csc m (None where it has none)."""
     major, minor = m.shape if m.format == "csr" else m.shape[::-1]
-    res = check_compressed(indptr, indices, major, minor)
-    return res is not None and res[0] == 5
+    return check_compressed(m.indptr, m.indices, major, minor)
 
 
 def _kept(m, indptr, indices, data):
