@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import operator
 import weakref
 
 from .construct import and_, not_, or_, select
@@ -18,23 +19,29 @@ _NAME_FIELDS = ("array", "bits", "var", "qa", "ea", "crd_a", "qb", "eb", "crd_b"
 
 def statements(s):
     """Every statement inside s, s included, outermost first."""
-    yield s
-    for u in children(s):
-        yield from statements(u)
+    stack = [s]
+    while stack:
+        s = stack.pop()
+        yield s
+        kids = children(s)
+        if kids:
+            stack.extend(reversed(kids))
 
 
 def children(s) -> tuple:
     """The statements directly inside the statement s, in order."""
-    match s:
-        case Seq(stmts):
-            return stmts
-        case (While(_, body) | ParallelFor(_, _, _, body, _) | Block(body)
-              | ForSorted(_, _, _, _, _, body) | ShortIntersect(_, _, _, _, _, _, body)
-              | Gemm(fallback=body) | GatherSum(fallback=body) | Fixpoint(body=body)):
-            return (body,)
-        case If(_, then, else_):
-            return (then,) if else_ is None else (then, else_)
-    return ()
+    get = _CHILDREN.get(type(s))
+    return () if get is None else get(s)
+
+
+def _body(s) -> tuple:
+    return (s.body,)
+
+
+_CHILDREN = {Seq: lambda s: s.stmts, While: _body, ParallelFor: _body, Block: _body,
+             ForSorted: _body, ShortIntersect: _body, Fixpoint: _body,
+             Gemm: lambda s: (s.fallback,), GatherSum: lambda s: (s.fallback,),
+             If: lambda s: (s.then,) if s.else_ is None else (s.then, s.else_)}
 
 
 def loose_breaks(s, inside: bool = False) -> list:
@@ -124,14 +131,22 @@ def map_parts(node, f, notes: bool = False):
     """node rebuilt with f applied to each of its parts (see parts): a tuple's
     items, or a node's fields (the others, a note without notes, kept);
     anything else, a list included, as it is. Nodes are frozen: the result is
-    a new node wherever node is one."""
+    node itself where f returned each part itself (so a rewrite keeps what it
+    left alone, and the facts kept beside a loop node, `names_used`), else a
+    new node or tuple."""
     if isinstance(node, tuple):
-        return tuple(f(x) for x in node)
+        new = tuple([f(x) for x in node])
+        return node if all(map(operator.is_, new, node)) else new
     names = getattr(node, "__dataclass_fields__", None)
     if names is None:
         return node
-    return dataclasses.replace(node, **{k: f(getattr(node, k)) for k in names
-                                        if notes or k != "walk"})
+    changed = {}
+    for k in names:
+        if notes or k != "walk":
+            v = getattr(node, k)
+            if (w := f(v)) is not v:
+                changed[k] = w
+    return dataclasses.replace(node, **changed) if changed else node
 
 
 def substitute(node, name: str, value: Expr):

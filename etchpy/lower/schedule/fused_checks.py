@@ -33,8 +33,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ... import host_facts, imp
-from ... import tuning as _tuning
+from ... import host_facts, imp, tuning as _tuning
 from ...expr.nodes import Access, Lit, Mul
 from ...errors import CHECK_FAILED
 from ...expr.windows import WindowVar
@@ -84,10 +83,11 @@ def candidates(prog) -> dict[str, Level]:
     """The level of every input of `prog` that some loop of it walks whole (the
     streams.Walk noted on the loop, imp.While.walk), by tensor name."""
     arrays = {p.name for p in prog.params if p.kind == "in_array"}
-    dense, drained = prog.output.mode == "dense", drained_lists(prog.body)
+    walks = [w for n in imp.statements(prog.body)
+             if isinstance(n, While) and isinstance(w := n.walk, Walk) and w.crd in arrays]
+    dense, drained = prog.output.mode == "dense", walks and drained_lists(prog.body)
     return {w.tensor: Level(w.tensor, w.pos, w.crd, w.vals, w.dim, w.parents, dense, drained)
-            for n in imp.statements(prog.body)
-            if isinstance(n, While) and isinstance(w := n.walk, Walk) and w.crd in arrays}
+            for w in walks}
 
 
 def fused_tensors(prog, tuning: _tuning.Tuning = _tuning.DEFAULT) -> frozenset[str]:

@@ -110,8 +110,10 @@ def drained_lists(body) -> frozenset:
     """The lists that only sorted drains read in `body` (imp.ForSorted visits them
     in ascending order whatever the list's order): each the list of one, and named
     by no node but those, its allocation and stores (a touch's)."""
+    listed = {n.array for n in imp.statements(body) if isinstance(n, ForSorted)}
+    if not listed:
+        return frozenset()
     nodes = list(imp.subterms(body))
-    listed = {n.array for n in nodes if isinstance(n, ForSorted)}
     named = {v for n in nodes if not isinstance(n, (ForSorted, Store, Alloc))
              for v in imp.parts(n) if isinstance(v, str)}
     return frozenset(listed - named)
