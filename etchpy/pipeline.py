@@ -24,13 +24,12 @@ from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from . import host_facts, imp, tuning as tuning_, unit_arms
+from . import collector, host_facts, imp, tuning as tuning_, unit_arms
 from .version import __version__
 from .errors import FormatError, OrderError
 from .expr.nodes import Expr, Index
 from .expr.walk import keeps_sizes, tensors
 from .formats import Format
-from .plan.stats import size_notes
 from .plan import algorithms, dense as dense_plan, fusion, layout as plan_layout, nesting, \
     plan as planning
 from .plan.convert import kernel_tensors
@@ -113,6 +112,7 @@ class Compiled:
     nesting: tuple[str, ...] = ()
 
     @cached_property
+    @collector.pausing
     def checked(self) -> lower.Program | None:
         """The program's variant with fused input checks (lower.schedule.fused_checks:
         each input of `checked.fused`, read by full walks, is checked by those
@@ -123,6 +123,7 @@ class Compiled:
         return fused_checks.fuse(self.program, self.request.tuning, self.request.semiring)
 
     @cached_property
+    @collector.pausing
     def unchecked(self) -> lower.Program:
         """The build without checks: `program`, long near rows chained (schedule.long_chains)."""
         from .lower.schedule import long_chains
@@ -144,6 +145,7 @@ def compile_request(req: Request) -> Compiled:
     return lower_planned(req, plan_request(req))
 
 
+@collector.pausing
 def plan_request(req: Request) -> tuple:
     """The stages before lowering: (optimized, plan, costs, nesting lines), the
     plan as `lower_planned` lowers it. A request that cannot be planned (an
@@ -164,6 +166,7 @@ def plan_request(req: Request) -> tuple:
     return optimized, plan, costs, nested, expr
 
 
+@collector.pausing
 def lower_planned(req: Request, planned: tuple) -> Compiled:
     """The Compiled of `req` from `plan_request(req)`'s result: its plan lowered."""
     optimized, plan, costs, nested, expr = planned
@@ -280,6 +283,7 @@ def lower_program(req: Request, plan: planning.Plan) -> lower.Program:
                             algorithms=algorithms.choose(plan, stats, fibers, req.tuning))
 
 
+@collector.pausing
 def render_c(compiled: Compiled, idx_type: str = "int64_t",
              include_header: bool = False, checked: bool = True) -> CSource:
     """A build of the program as C over index type `idx_type` (the variant with
@@ -320,53 +324,6 @@ def conversion_lines(plan: planning.Plan) -> list[str]:
     kernel takes each as its own arrays, in the converted format, named after it."""
     return [f"convert:    {c.source} ({c.source_format}) is read as {c.name} in "
             f"{c.format}; the kernel takes {c.name}'s arrays" for c in plan.conversions]
-
-
-STREAMS_LEGEND = (
-    "locate = look up by position (a dense level); jump = a value broadcast along the",
-    "index, no search; linear = step through stored entries; gallop = search ahead",
-    "(exponential, then binary); merge/leapfrog = walk two sorted levels together;",
-    "'X; locate into [Y]' = walk X and look Y up at each of its indices; Σ = summed")
-
-
-def explain(compiled: Compiled, optimized: Optimized | None) -> str:
-    """`Kernel.explain()`: the banner, the optimizer's search, the plans' estimated
-    costs with the sizes they assumed (given or guessed), the plan compiled, and
-    its streams with a legend."""
-    req = compiled.request
-    out = ["etchpy kernel", *("  " + b for b in banner(compiled))]
-    if optimized is not None:
-        out += ["optimizer:", *("  " + ln for ln in optimized.search_lines())]
-    if compiled.costs is not None:
-        out += ["estimated work (plan cost model):", "  " + _costs_text(compiled.costs)]
-    if compiled.nesting:
-        out += (["estimated work (plan cost model):"] if compiled.costs is None else []) \
-            + ["  " + ln for ln in compiled.nesting]
-    if compiled.costs is not None or req.measured is not None:
-        out += ["  " + ln for ln in size_notes(req.expr, req.options.get("dims"),
-                                              req.options.get("nnz"), req.tuning, req.measured)]
-    out += ["plan:", *("  " + ln for ln in compiled.plan.explain().splitlines())]
-    chosen = getattr(compiled.program, "algorithms", algorithms.NONE).lines()
-    if chosen:
-        out += ["algorithms (per intersected level and reused row: plan.algorithms):",
-                *("  " + ln for ln in chosen)]
-    out += ["streams (per loop nest and index level: how the loop finds the next index):",
-            *(("  legend: " if n == 0 else " " * 10) + ln
-              for n, ln in enumerate(STREAMS_LEGEND)),
-            *("  " + t for t in compiled.program.streams_text)]
-    return "\n".join(out)
-
-
-def _costs_text(costs: tuple[float, float, bool]) -> str:
-    written, rewritten, used = costs
-    if rewritten == math.inf:
-        return (f"as written {written:.4g}; no loop order walks the optimizer's rewrite: "
-                "compiling the written expression")
-    if rewritten == written and not used:
-        return f"as written {written:.4g}; the optimizer found nothing cheaper"
-    ratio = written / rewritten if rewritten else math.inf
-    return (f"as written {written:.4g}, optimized {rewritten:.4g} ({ratio:.3g}x less): "
-            f"compiling the {'optimized' if used else 'written'} expression")
 
 
 def tuning_changes(t: Tuning) -> list[str]:

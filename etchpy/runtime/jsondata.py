@@ -24,12 +24,13 @@ so a file can name no other callable.
 from __future__ import annotations
 
 import dataclasses
-import gc
 import json
 import math
 import sys
 
 import numpy as np
+
+from .. import collector
 
 __all__ = ["dumps", "loads", "DataError", "Deferred", "Text"]
 
@@ -45,12 +46,14 @@ def dumps(obj, defer=()) -> str:
 
     ``defer``: keys of a top-level dict whose values are written as their own JSON
     text inside it (``{"~t": text}``), so that a reader that defers them parses one
-    string for each, not its thousands of objects (see `loads`)."""
-    encoded = _encode(obj)
-    if defer and isinstance(obj, dict):
-        encoded = {"~d": [[k, _as_text(v) if isinstance(k, str) and k in defer else v]
-                          for k, v in encoded["~d"]]}
-    return _text(encoded)
+    string for each, not its thousands of objects (see `loads`). The cyclic
+    collector is paused while it encodes (`etchpy.collector`)."""
+    with collector.paused():
+        encoded = _encode(obj)
+        if defer and isinstance(obj, dict):
+            encoded = {"~d": [[k, _as_text(v) if isinstance(k, str) and k in defer else v]
+                              for k, v in encoded["~d"]]}
+        return _text(encoded)
 
 
 class Text:
@@ -67,7 +70,8 @@ class Text:
     @classmethod
     def of(cls, obj) -> "Text":
         """`obj` encoded; TypeError when some part is not covered (as `dumps`)."""
-        return cls(_text(_encode(obj)))
+        with collector.paused():
+            return cls(_text(_encode(obj)))
 
     def value(self):
         """The value decoded from the text (anew each time, as `loads`)."""
@@ -93,19 +97,11 @@ def loads(text: str | bytes, defer=()):
     kernel reads only the small part of its manifest a call needs). A value
     `dumps` wrote as text (its own ``defer``) stays one string until then.
 
-    The cyclic collector is paused while it decodes (and restored as it was): a
-    kernel's manifest is thousands of new objects, none of them garbage, whose
-    allocations would otherwise set off collections of the whole heap (in a new
-    process after numpy and scipy are imported, one full collection took 20-60
-    ms of a known kernel's 10 ms first call)."""
-    paused = gc.isenabled()
-    if paused:
-        gc.disable()
-    try:
+    The cyclic collector is paused while it decodes (`etchpy.collector`): a
+    kernel's manifest is thousands of new objects, none of them garbage.
+    """
+    with collector.paused():
         return _loads(text, frozenset(defer))
-    finally:
-        if paused:
-            gc.enable()
 
 
 class Deferred:
@@ -120,14 +116,8 @@ class Deferred:
     def value(self):
         """The decoded value (decoded once); DataError when it is not one `dumps` wrote."""
         if self._value is self:
-            paused = gc.isenabled()
-            if paused:
-                gc.disable()
-            try:
+            with collector.paused():
                 self._value = _guarded(_decode, self._data)
-            finally:
-                if paused:
-                    gc.enable()
             self._data = None
         return self._value
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import pipeline
+from ..explain_text import explain as explained
 from .signature import PlannedLater
 
 if TYPE_CHECKING:
@@ -110,7 +111,7 @@ class KernelFaces:
             >>> print(ep.compile(ep.sum(j, A[i, j] * x[j])).explain())
         """
         kern = self._current()
-        text = pipeline.explain(kern.compiled, kern.optimized)
+        text = explained(kern.compiled, kern.optimized)
         if kern is self and self._per_signature:
             text += ("\nsizes: planned before any input was seen; the first call of each "
                      "size class\n  of the inputs plans again from the sizes measured on "
@@ -127,7 +128,7 @@ class KernelFaces:
         if walked is not None:                # a call ran one walk (runtime.shared)
             text += ("\none walk (runtime.shared): the last call whose factors shared one "
                      "structure ran this kernel,\n  rewritten from the expression above:\n"
-                     + pipeline.explain(walked.compiled, walked.optimized))
+                     + explained(walked.compiled, walked.optimized))
         return text
 
     def __repr__(self):

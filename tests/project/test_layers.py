@@ -11,8 +11,8 @@ import pathlib
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 # Lowest first. Modules of one layer may import each other (no cycles: checked below).
-LAYERS = ["version", "errors", "saturation", "tuning", "host_facts", "settings", "semiring", "semiring_laws", "maps", "imp", "formats", "expr", "plan",
-          "optimizer", "streams", "lower", "c", "unit_arms", "pipeline", "runtime", "distributed",
+LAYERS = ["version", "errors", "saturation", "tuning", "host_facts", "settings", "collector", "semiring", "semiring_laws", "maps", "imp", "formats", "expr", "plan",
+          "optimizer", "streams", "lower", "c", "unit_arms", "pipeline", "explain_text", "runtime", "distributed",
           "relational", "api", "lazy", "graph", "__init__", "testing",
           "cli", "__main__", "codegen_templates"]
 RANK = {name: k for k, name in enumerate(LAYERS)}

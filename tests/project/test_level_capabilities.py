@@ -16,7 +16,7 @@ PKG = ROOT / "etchpy"
 LAYERS = ("expr", "streams", "lower", "c", "plan", "optimizer")   # imp has no levels
 FILES = sorted([*(p for layer in LAYERS for p in (PKG / layer).rglob("*.py")),
                 PKG / "runtime" / "signature.py", PKG / "runtime" / "predicates.py",
-                PKG / "pipeline.py"])
+                PKG / "pipeline.py", PKG / "explain_text.py"])
 # (file, name): not a level's. A record output's own arrays (crd0, crd1, ...: one
 # coordinate per value, lower/targets/coords.py) and how its header describes
 # them; einsum's operand kinds, scipy's layout names (interop).
