@@ -85,7 +85,7 @@ def candidates(prog) -> dict[str, Level]:
     arrays = {p.name for p in prog.params if p.kind == "in_array"}
     walks = [w for n in imp.statements(prog.body)
              if isinstance(n, While) and isinstance(w := n.walk, Walk) and w.crd in arrays]
-    dense, drained = prog.output.mode == "dense", walks and drained_lists(prog.body)
+    dense, drained = prog.output.mode == "dense", drained_lists(prog.body) if walks else frozenset()
     return {w.tensor: Level(w.tensor, w.pos, w.crd, w.vals, w.dim, w.parents, dense, drained)
             for w in walks}
 
