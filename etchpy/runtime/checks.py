@@ -74,6 +74,36 @@ def same(x: np.ndarray, y: np.ndarray) -> bool:
                       and x.strides == y.strides)
 
 
+def sort_segments(pos: np.ndarray, crd: np.ndarray, size=None):
+    """(crd with each segment's coordinates in increasing order, the int64
+    permutation: the position in crd each came from) for a level check_compressed
+    found sound but out of order (code 5: the C trusts pos and crd); False where a
+    segment repeats a coordinate; None where no compiler is available, the arrays
+    are not as check_compressed takes them, or scratch memory is short.
+
+        >>> sort_segments(np.array([0, 3]), np.array([2, 0, 1]))
+        (array([0, 1, 2]), array([1, 2, 0]))
+    """
+    lib = _library()
+    if (lib is None or pos.dtype != crd.dtype or pos.dtype not in (np.int32, np.int64)
+            or pos.ndim != 1 or crd.ndim != 1
+            or not (pos.flags.c_contiguous and crd.flags.c_contiguous)):
+        return None
+    out, perm = np.empty_like(crd), np.empty(len(crd), dtype=np.int64)
+    if not len(crd):
+        return out, perm
+    ffi = lib.ffi
+    array_type = _entry(lib, pos.dtype)[1]
+    args = (ffi.from_buffer(array_type, pos), len(pos) - 1, ffi.from_buffer(array_type, crd))
+    if size is None:
+        fn = getattr(lib.lib, f"etchpy_sort_segments_{array_type.item.cname}")
+    else:
+        fn = getattr(lib.lib, f"etchpy_count_sort_{array_type.item.cname}")
+        args += (size,)
+    code = fn(*args, ffi.from_buffer(array_type, out), ffi.from_buffer("int64_t[]", perm))
+    return (out, perm) if code == 0 else False if code == 1 else None
+
+
 _entries: dict = {}
 
 

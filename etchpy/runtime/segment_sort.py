@@ -3,10 +3,10 @@
 A scipy matrix whose indices are out of order within its segments (scipy's own
 `A @ B` leaves them so) is sorted for a kernel whose walks need the order;
 scipy's arrays are never touched. `sorted_segments` sorts positions, not values:
-scipy's own compiled code orders the positions 0..n-1 as if they were the values
-(two stable counting sorts, its conversion to the other layout and back, where
-segments are long; its sort of each segment on a copy where they are short), and
-the values are then gathered by that permutation, whatever their dtype.
+compiled code (runtime.checks.sort_segments) orders the coordinates and gives
+the position each came from (two stable counting sorts where segments are not
+short, a sort of each segment where they are), and the values are then gathered
+by that permutation, whatever their dtype.
 
 The permutation is kept with the sorted indices and a copy of the index arrays
 it was made from (at most LIMITS.sorted_inputs orders and LIMITS.sorted_bytes
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..settings import LIMITS
-from .checks import check_compressed
+from .checks import check_compressed, sort_segments
 
 _KEPT: collections.OrderedDict = collections.OrderedDict()     # see the module docstring
 _LOCK = threading.Lock()
@@ -62,7 +62,7 @@ class _Order:
 def sorted_segments(shape, layout: str, indptr, indices, values, share=False) -> tuple:
     """(True, (indptr, indices, values) with each segment's entries in order: the
     same indptr, new indices and values) for arrays scipy_arrays.compressed_arrays
-    validated (pointers and coordinates in range: scipy's C++ reads them safely);
+    validated (pointers and coordinates in range: the compiled sort trusts them);
     (False, the arrays) when a segment repeats a coordinate (from_coords combines
     repeats by the semiring's ⊕, not scipy's +) or scipy cannot order them.
     `share`: the values are read only inside this call (a binding, not a Tensor a
@@ -148,19 +148,22 @@ def held(indices) -> bool:
 
 
 def _order(shape, layout: str, indptr, indices):
-    """(indices in order, the permutation) of validated arrays, by scipy (their
-    segments, so indptr, unchanged); None when a segment repeats a coordinate or
-    scipy refuses the arrays."""
+    """(indices in order, the permutation) of validated arrays (their segments,
+    so indptr, unchanged); None when a segment repeats a coordinate or the arrays
+    cannot be ordered. In C (checks.sort_segments) by two counting sorts where
+    they pay (_counting_pays), else per segment; by scipy where the compiled
+    helpers are missing."""
+    major, minor = shape if layout == "csr" else shape[::-1]
+    got = sort_segments(indptr, indices, minor if _counting_pays(
+        major, minor, len(indices)) else None)
+    if got is not None:
+        return got or None
     import scipy.sparse as sp   # lazily: scipy.sparse is heavy to import
     cls = sp.csr_array if layout == "csr" else sp.csc_array
     at = np.arange(len(indices), dtype=np.int64)
     try:
-        if _transposes_pay(shape, layout, len(indices)):
-            c = cls((at, indices, indptr), shape=shape, copy=False)
-            c = c.tocsc().tocsr() if layout == "csr" else c.tocsr().tocsc()
-        else:
-            c = cls((at, indices.copy(), indptr.copy()), shape=shape, copy=False)
-            c.sort_indices()
+        c = cls((at, indices.copy(), indptr.copy()), shape=shape, copy=False)
+        c.sort_indices()
     except (TypeError, ValueError):
         return None
     ix = c.indices.astype(indices.dtype, copy=False)
@@ -172,15 +175,15 @@ def _order(shape, layout: str, indptr, indices):
     return ix, c.data
 
 
-def _transposes_pay(shape, layout: str, entries: int) -> bool:
-    """Whether two counting sorts (O(entries + both dimensions), each entry moved
-    to a scattered place twice) cost less than per-segment comparison sorts
-    (O(k log k) a segment of k): for segments of 32 entries or more on average,
-    unless the other dimension is more than 16 times the entries and segments
-    together (a hypersparse matrix). Shorter segments sort faster in place
-    (docs/performance.md, "Unsorted segments sorted by two counting sorts")."""
-    major, minor = shape if layout == "csr" else shape[::-1]
-    return entries >= 32 * major and minor <= 16 * (entries + major)
+def _counting_pays(major: int, minor: int, entries: int) -> bool:
+    """Whether two counting sorts of every entry (O(entries + both dimensions),
+    each entry moved to a scattered place twice) cost less than a comparison sort
+    of each segment (an insertion sort, O(k²) a segment of k, merges past 32): for
+    segments of 8 entries or more on average, unless the other dimension is more
+    than 16 times the entries and segments together (a hypersparse matrix).
+    Shorter segments sort faster in place (docs/performance.md, "Unsorted
+    segments sorted in C")."""
+    return entries >= 8 * major and minor <= 16 * (entries + major)
 
 
 def held_names(names, inputs: dict) -> frozenset:

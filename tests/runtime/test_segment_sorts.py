@@ -1,0 +1,88 @@
+"""The compiled sorts of a sound compressed level's segments (checks.sort_segments,
+codegen_templates/checks.c.j2) against a numpy statement of their contract: each
+segment's coordinates in increasing order with the position each came from, or
+False where a segment repeats one; per segment and by two counting sorts alike."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, strategies as st
+
+import etchpy as ep
+from etchpy.runtime.checks import sort_segments
+from etchpy.runtime.segment_sort import _counting_pays
+
+
+def reference(pos, crd):
+    """(ordered coordinates, permutation) by a stable lexsort on (segment,
+    coordinate); False where a segment repeats a coordinate."""
+    seg = np.repeat(np.arange(len(pos) - 1), np.diff(pos))
+    perm = np.lexsort((crd, seg))
+    out = crd[perm]
+    if np.any((out[1:] == out[:-1]) & (seg[1:] == seg[:-1])):
+        return False
+    return out, perm
+
+
+@st.composite
+def levels(draw):
+    """A sound level (pointers nondecreasing, coordinates in range): segments of
+    0 to 80 entries (past the merges' runs of 16 and the insertion's 32), with or
+    without repeats, int32 or int64, and the coordinates' bound."""
+    size = draw(st.integers(1, 120))
+    lengths = draw(st.lists(st.integers(0, 80), max_size=6))
+    repeats = draw(st.booleans())
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    segs = [rng.integers(0, size, n) if repeats else rng.permutation(size)[:n]
+            for n in lengths]
+    crd = np.concatenate([np.zeros(0, np.int64), *segs])
+    pos = np.concatenate([[0], np.cumsum([len(c) for c in segs], dtype=np.int64)])
+    dtype = draw(st.sampled_from([np.int32, np.int64]))
+    return pos.astype(dtype), crd.astype(dtype), size
+
+
+@given(levels())
+def test_both_sorts_state_the_reference(level):
+    pos, crd, size = level
+    want = reference(pos, crd)
+    before = crd.copy()
+    for got in (sort_segments(pos, crd), sort_segments(pos, crd, size)):
+        if want is False:
+            assert got is False
+        else:
+            np.testing.assert_array_equal(got[0], want[0])
+            np.testing.assert_array_equal(got[1], want[1])
+            assert got[0].dtype == crd.dtype and got[1].dtype == np.int64
+    np.testing.assert_array_equal(crd, before)        # the caller's array untouched
+
+
+def test_arrays_it_does_not_take_are_left_to_the_caller():
+    """Mixed dtypes, strided or 2-d arrays: None (the caller sorts another way)."""
+    pos, crd = np.array([0, 3]), np.array([2, 0, 1])
+    assert sort_segments(pos.astype(np.int32), crd) is None
+    assert sort_segments(pos, np.array([2, 9, 0, 9, 1, 9])[::2]) is None
+    assert sort_segments(pos, crd.reshape(1, 3)) is None
+
+
+@pytest.mark.parametrize("k,minor", [(4, 200), (12, 200), (40, 60), (5, 100_000)])
+def test_an_unsorted_scipy_input_is_bound_in_order_either_way(k, minor):
+    """Short segments (per-segment sort), longer ones (counting sorts) and a
+    hypersparse matrix (per-segment sort) give the canonical Tensor and kernel
+    answer; which sort ran is _counting_pays'."""
+    rng = np.random.default_rng(k)
+    major = 30
+    crd = np.concatenate([rng.choice(minor, size=k, replace=False) for _ in range(major)])
+    M = sp.csr_array((rng.standard_normal(major * k), crd, np.arange(0, major * k + 1, k)),
+                     shape=(major, minor))
+    assert not M.has_sorted_indices
+    assert _counting_pays(major, minor, M.nnz) == (k >= 8 and minor < 16 * major * k)
+    want = sp.csr_array(M, copy=True)
+    want.sort_indices()
+    t = ep.Tensor.from_scipy(M)
+    np.testing.assert_array_equal(np.asarray(t.levels[1]["crd"]), want.indices)
+    np.testing.assert_array_equal(np.asarray(t.vals), want.data)
+    C = sp.csr_array(want[::-1], copy=True)
+    C.sort_indices()
+    kern = ep.compile("C[i, j] = A[i, j] + B[i, j]", formats={"A": "csr", "B": "csr"},
+                      output="csr")
+    got = sp.csr_array(kern(A=M, B=C))
+    assert abs(got - (want + C)).max() <= 1e-12
