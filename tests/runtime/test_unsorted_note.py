@@ -67,11 +67,10 @@ def test_an_unsorted_scipy_matrix_is_sorted_by_segment_and_repeats_combine_by_th
 @pytest.mark.parametrize("fmt", ["csr", "csc"])
 @pytest.mark.parametrize("k, minor", [(40, 60), (40, 10**6), (7, 60)])
 def test_both_ways_of_sorting_segments_agree_and_leave_the_input_alone(fmt, k, minor):
-    """Segments out of order are sorted by two stable counting sorts (scipy's
-    conversion to the other layout and back) where they are long (40 a segment),
-    and by scipy's per-segment sort where they are short or the other dimension is
-    far longer than the entries: both give the canonical arrays, and the caller's
-    arrays are not written."""
+    """Segments out of order are sorted in C by two stable counting sorts where
+    they are long (40 a segment), and per segment where they are short or the
+    other dimension is far longer than the entries: both give the canonical
+    arrays, and the caller's arrays are not written."""
     rng = np.random.default_rng(5)
     major = 40
     crd = np.concatenate([rng.choice(minor, size=k, replace=False) for _ in range(major)])
