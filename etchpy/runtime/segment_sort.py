@@ -177,13 +177,16 @@ def _order(shape, layout: str, indptr, indices):
 
 def _counting_pays(major: int, minor: int, entries: int) -> bool:
     """Whether two counting sorts of every entry (O(entries + both dimensions),
-    each entry moved to a scattered place twice) cost less than a comparison sort
-    of each segment (an insertion sort, O(k²) a segment of k, merges past 32): for
-    segments of 8 entries or more on average, unless the other dimension is more
-    than 16 times the entries and segments together (a hypersparse matrix).
-    Shorter segments sort faster in place (docs/performance.md, "Unsorted
-    segments sorted in C")."""
-    return entries >= 8 * major and minor <= 16 * (entries + major)
+    each entry moved to a scattered place twice) cost less than sorting each
+    segment on its own (a rank count, O(k²) vectorised compares for a segment of
+    k up to 128, blocks of 128 merged above): for segments of 8 entries or more on
+    average where the entries are few enough (2¹⁸) for the scattered moves to
+    stay in cache, or the segments longer than 128 on average; never for a
+    hypersparse matrix (the other dimension more than 16 times the entries and
+    segments). Elsewhere each segment is sorted in place (docs/performance.md,
+    "Unsorted segments sorted in C")."""
+    return (entries >= 8 * major and (entries <= 1 << 18 or entries > 128 * major)
+            and minor <= 16 * (entries + major))
 
 
 def held_names(names, inputs: dict) -> frozenset:

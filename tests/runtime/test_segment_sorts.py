@@ -26,10 +26,10 @@ def reference(pos, crd):
 @st.composite
 def levels(draw):
     """A sound level (pointers nondecreasing, coordinates in range): segments of
-    0 to 80 entries (past the merges' runs of 16 and the insertion's 32), with or
-    without repeats, int32 or int64, and the coordinates' bound."""
-    size = draw(st.integers(1, 120))
-    lengths = draw(st.lists(st.integers(0, 80), max_size=6))
+    0 to 300 entries (ranked whole up to 128, in blocks of 128 merged once or twice
+    above), with or without repeats, int32 or int64, and the coordinates' bound."""
+    size = draw(st.integers(1, 400))
+    lengths = draw(st.lists(st.integers(0, 300), max_size=5))
     repeats = draw(st.booleans())
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     segs = [rng.integers(0, size, n) if repeats else rng.permutation(size)[:n]
@@ -63,7 +63,7 @@ def test_arrays_it_does_not_take_are_left_to_the_caller():
     assert sort_segments(pos, crd.reshape(1, 3)) is None
 
 
-@pytest.mark.parametrize("k,minor", [(4, 200), (12, 200), (40, 60), (5, 100_000)])
+@pytest.mark.parametrize("k,minor", [(4, 200), (12, 200), (40, 60), (200, 400), (5, 100_000)])
 def test_an_unsorted_scipy_input_is_bound_in_order_either_way(k, minor):
     """Short segments (per-segment sort), longer ones (counting sorts) and a
     hypersparse matrix (per-segment sort) give the canonical Tensor and kernel
@@ -75,6 +75,8 @@ def test_an_unsorted_scipy_input_is_bound_in_order_either_way(k, minor):
                      shape=(major, minor))
     assert not M.has_sorted_indices
     assert _counting_pays(major, minor, M.nnz) == (k >= 8 and minor < 16 * major * k)
+    assert not _counting_pays(10**5, 10**5, 16 * 10**5)        # many entries: per segment
+    assert _counting_pays(10**4, 10**4, 200 * 10**4)           # unless segments are long
     want = sp.csr_array(M, copy=True)
     want.sort_indices()
     t = ep.Tensor.from_scipy(M)
