@@ -104,6 +104,28 @@ def sort_segments(pos: np.ndarray, crd: np.ndarray, size=None):
     return (out, perm) if code == 0 else False if code == 1 else None
 
 
+def sort_entries(a: np.ndarray, b: np.ndarray, m: int):
+    """The stable permutation that orders entries by (a, b), for int64 arrays a
+    of values in 0..m-1 (trusted: the caller's bound) and b; None where no
+    compiler is available or memory is short (the caller sorts another way).
+
+        >>> sort_entries(np.array([1, 0, 1]), np.array([5, 9, 2]), 2)
+        array([1, 2, 0])
+    """
+    lib = _library()
+    if lib is None:
+        return None
+    a, b = (np.ascontiguousarray(v, dtype=np.int64) for v in (a, b))
+    perm = np.empty(len(a), dtype=np.int64)
+    if not len(a):
+        return perm
+    ffi = lib.ffi
+    code = lib.lib.etchpy_sort_entries(ffi.from_buffer("int64_t[]", a),
+                                       ffi.from_buffer("int64_t[]", b), len(a), m,
+                                       ffi.from_buffer("int64_t[]", perm))
+    return perm if code == 0 else None
+
+
 _entries: dict = {}
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .checks import sort_entries
+
 
 def lexicographic_steps(storage):
     """Sign of the lexicographic step between consecutive columns (-1, 0 or 1)."""
@@ -31,7 +33,10 @@ def sort_order(storage):
         return None
     key, whole = prefix_key(storage)
     if whole:
-        return None if np.all(key[1:] >= key[:-1]) else stable_argsort(key)
+        if np.all(key[1:] >= key[:-1]):
+            return None
+        perm = counted_order(storage, key)
+        return stable_argsort(key) if perm is None else perm
     if np.all(key[1:] > key[:-1]):
         return None                  # the prefix orders every column, with no ties
     perm = stable_argsort(key)
@@ -41,6 +46,27 @@ def sort_order(storage):
     if np.all(lexicographic_steps(storage) >= 0):
         return None
     return np.lexsort(storage[::-1])
+
+
+def counted_order(storage, key):
+    """The stable order of `key` (prefix_key's, over every row of `storage`) by a
+    compiled counting sort on the first row, then a sort of each run of one first
+    coordinate by the rest of the key (checks.sort_entries): O(entries + the
+    first row's bound) and short sorts, where a sort of the whole key is
+    O(entries log entries). None where the first row's bound is above 16 times
+    the entries or no compiler is available.
+
+        >>> counted_order(np.array([[1, 0, 1], [5, 9, 2]]), np.array([15, 9, 12]))
+        array([1, 2, 0])
+    """
+    first = storage[0].astype(np.int64, copy=False)
+    m = int(first.max()) + 1
+    if m > 16 * storage.shape[1]:
+        return None
+    stride = 1
+    for d in storage[1:].max(axis=1) if storage.shape[0] > 1 else ():
+        stride *= int(d) + 1
+    return sort_entries(first, key - first * stride, m)
 
 
 def sort_storage(storage, values):

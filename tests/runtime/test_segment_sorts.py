@@ -1,14 +1,16 @@
-"""The compiled sorts of a sound compressed level's segments (checks.sort_segments,
-codegen_templates/checks.c.j2) against a numpy statement of their contract: each
+"""The compiled sorts (codegen_templates/checks.c.j2) against numpy statements of
+their contracts: a sound compressed level's segments (checks.sort_segments), each
 segment's coordinates in increasing order with the position each came from, or
-False where a segment repeats one; per segment and by two counting sorts alike."""
+False where a segment repeats one, per segment and by two counting sorts alike;
+and a coordinate list's stable order (checks.sort_entries, entries.sort_order)."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, strategies as st
 
 import etchpy as ep
-from etchpy.runtime.checks import sort_segments
+from etchpy.runtime.checks import sort_entries, sort_segments
+from etchpy.runtime.entries import counted_order, prefix_key, sort_order
 from etchpy.runtime.segment_sort import _counting_pays
 
 
@@ -88,3 +90,28 @@ def test_an_unsorted_scipy_input_is_bound_in_order_either_way(k, minor):
                       output="csr")
     got = sp.csr_array(kern(A=M, B=C))
     assert abs(got - (want + C)).max() <= 1e-12
+
+
+@given(st.integers(1, 40), st.integers(1, 300), st.integers(0, 600),
+       st.integers(0, 2**32 - 1))
+def test_entries_are_ordered_stably_by_both_keys(m, spread, n, seed):
+    """sort_entries: the permutation np.lexsort gives (stable: ties in input order),
+    runs of one first key from 0 to 600 entries (ranked, and merged past 128)."""
+    rng = np.random.default_rng(seed)
+    a, b = rng.integers(0, m, n), rng.integers(-spread, spread, n)
+    np.testing.assert_array_equal(sort_entries(a, b, m), np.lexsort((b, a)))
+
+
+@given(st.integers(1, 3), st.integers(2, 400), st.integers(0, 2**32 - 1))
+def test_a_coordinate_list_is_ordered_as_lexsort_orders_it(order, n, seed):
+    """entries.sort_order over drawn coordinates of 1-3 rows (repeats and all):
+    the compiled counting path where the first row's bound allows, the packed
+    sort elsewhere, both np.lexsort's stable order."""
+    rng = np.random.default_rng(seed)
+    storage = np.stack([rng.integers(0, rng.integers(1, 2 * n), n) for _ in range(order)])
+    got = sort_order(storage)
+    want = np.lexsort(storage[::-1])
+    np.testing.assert_array_equal(np.arange(n) if got is None else got, want)
+    key, _ = prefix_key(storage)
+    if storage[0].max() < 16 * n:
+        assert counted_order(storage, key) is not None
