@@ -1,7 +1,7 @@
 """Sorting an unsorted csr input's segments: etchpy's two compiled sorts against
 scipy's two ways, thread-CPU medians of calls alternated in one process:
 
-    python -m bench.segment_sorts [--seconds S]
+    python -m bench.segment_sorts [--seconds S] [--lists]
 
 Matrices: scipy's own products B = A·A (its indices left unsorted, rows nearly in
 reverse runs) and A·(P A Pᵀ) for a random permutation P (rows in random order) of
@@ -10,7 +10,13 @@ scikit-fem's matrices to 1e5 entries (bench.audit39's ladder), and random rows o
 insertion sort (`sort_segments(pos, crd)`), the two counting sorts
 (`sort_segments(pos, crd, size)`), scipy's `sort_indices` on positions, and
 scipy's conversion to csc and back; each checked against scipy's first. Which one
-etchpy takes: `segment_sort._counting_pays` (the `etchpy` column)."""
+etchpy takes: `segment_sort._counting_pays` (the `etchpy` column).
+
+--lists: coordinate lists instead. Each matrix of the ladder to 1e6 entries as a
+coo_array with its entries shuffled: `entries.sort_order` (the compiled counting
+path) against the packed sort it replaced (`entries.stable_argsort` of the key),
+and whole calls of `C[i, j] = A[i, j] + B[i, j]` into csr (A the shuffled coo, B
+the matrix's rows reversed, sorted csr) against scipy's `S + B`."""
 from __future__ import annotations
 
 from bench import _env  # noqa: F401  (environment first)
@@ -22,7 +28,9 @@ import scipy.sparse as sp
 
 from bench.audit39 import _patterns, matrices
 from bench.timing import alternate_clocks
+import etchpy as ep
 from etchpy.runtime.checks import sort_segments
+from etchpy.runtime.entries import prefix_key, sort_order, stable_argsort
 from etchpy.runtime.segment_sort import _counting_pays
 
 
@@ -52,10 +60,38 @@ def cases():
         yield f"random rows of {k}", sp.csr_array((M.data, idx, M.indptr), shape=M.shape)
 
 
+def lists(seconds: float):
+    """The --lists table (module docstring)."""
+    kern = ep.compile("C[i, j] = A[i, j] + B[i, j]", formats={"A": "csr", "B": "csr"},
+                      output="csr")
+    print(f"{'matrix':12s} {'entries':>9s}   sort_order   packed sort   ratio   "
+          f"A + B call   scipy S + B   ratio")
+    for name, A in matrices(10**6):
+        rng = np.random.default_rng(0)
+        c = A.tocoo()
+        p = rng.permutation(c.nnz)
+        S = sp.coo_array((c.data[p], (c.row[p], c.col[p])), shape=A.shape)
+        B = sp.csr_array(A[::-1])
+        B.sort_indices()
+        storage = np.stack([S.row, S.col]).astype(np.int64)
+        key = prefix_key(storage)[0]
+        assert (sort_order(storage) == stable_argsort(key)).all()
+        assert abs(sp.csr_array(kern(A=S, B=B)) - (A + B)).max() <= 1e-9 * abs(A).max()
+        t = [m for m, _ in alternate_clocks([
+            lambda: sort_order(storage), lambda: stable_argsort(prefix_key(storage)[0]),
+            lambda: kern(A=S, B=B), lambda: S + B], seconds, 500)]
+        print(f"{name:12s} {A.nnz:9,d}   {t[0] * 1e6:8.0f} µs   {t[1] * 1e6:8.0f} µs   "
+              f"{t[0] / t[1]:5.2f}   {t[2] * 1e6:8.0f} µs   {t[3] * 1e6:8.0f} µs   "
+              f"{t[2] / t[3]:5.2f}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--seconds", type=float, default=0.4)
+    ap.add_argument("--lists", action="store_true")
     args = ap.parse_args(argv)
+    if args.lists:
+        return lists(args.seconds)
     print(f"{'matrix':22s} {'entries':>9s} {'k':>6s}   per-segment   counting   "
           f"scipy sort   scipy csc→csr   etchpy/scipy")
     for name, B in cases():
