@@ -53,15 +53,16 @@ def counted_order(storage, key):
     compiled counting sort on the first row, then a sort of each run of one first
     coordinate by the rest of the key (checks.sort_entries): O(entries + the
     first row's bound) and short sorts, where a sort of the whole key is
-    O(entries log entries). None where the first row's bound is above 16 times
-    the entries or no compiler is available.
+    O(entries log entries). None where the first row's bound is above 4 times
+    the entries (its counts, 8 bytes each, would outweigh the entries) or no
+    compiler is available.
 
         >>> counted_order(np.array([[1, 0, 1], [5, 9, 2]]), np.array([15, 9, 12]))
         array([1, 2, 0])
     """
     first = storage[0].astype(np.int64, copy=False)
     m = int(first.max()) + 1
-    if m > 16 * storage.shape[1]:
+    if m > 4 * storage.shape[1]:
         return None
     stride = 1
     for d in storage[1:].max(axis=1) if storage.shape[0] > 1 else ():

@@ -113,5 +113,5 @@ def test_a_coordinate_list_is_ordered_as_lexsort_orders_it(order, n, seed):
     want = np.lexsort(storage[::-1])
     np.testing.assert_array_equal(np.arange(n) if got is None else got, want)
     key, _ = prefix_key(storage)
-    if storage[0].max() < 16 * n:
+    if storage[0].max() < 4 * n:
         assert counted_order(storage, key) is not None
