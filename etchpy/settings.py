@@ -42,8 +42,9 @@ class Limits:
                      call's are compared with (runtime.align; 0: none)
     sorted_inputs    orders of scipy inputs whose segments were out of order,
                      each with a copy of the index arrays it was made from,
-                     which a later input's are compared with (runtime.segment_sort;
-                     0: none)
+                     which a later input's are compared with, kept from a
+                     pattern's second sort among the last this many patterns
+                     sorted (runtime.segment_sort; 0: none)
     sorted_bytes     the most bytes those orders hold together (a larger one
                      is not kept)"""
 

@@ -8,9 +8,10 @@ the position each came from (two stable counting sorts where segments are not
 short, a sort of each segment where they are), and the values are then gathered
 by that permutation, whatever their dtype.
 
-The permutation is kept with the sorted indices and a copy of the index arrays
-it was made from (at most LIMITS.sorted_inputs orders and LIMITS.sorted_bytes
-bytes, the least recently used dropped). A later input of the same shape whose
+From a pattern's second sort (a pattern sorted once is only noted, by samples
+of its index arrays), the permutation is kept with the sorted indices and a copy
+of the index arrays it was made from (at most LIMITS.sorted_inputs orders and
+LIMITS.sorted_bytes bytes, the least recently used dropped). A later input of the same shape whose
 index arrays equal that copy, compared in full (one pass, no sort: the arrays
 may have been written in place since), takes the kept order and gathers its own
 values by it: a matrix passed again, or a new one over the same pattern, costs a
@@ -38,6 +39,7 @@ from ..settings import LIMITS
 from .checks import check_compressed, sort_segments
 
 _KEPT: collections.OrderedDict = collections.OrderedDict()     # see the module docstring
+_SEEN: collections.OrderedDict = collections.OrderedDict()     # patterns sorted once (_seen_before)
 _LOCK = threading.Lock()
 
 
@@ -77,9 +79,33 @@ def sorted_segments(shape, layout: str, indptr, indices, values, share=False) ->
         got = _order(shape, layout, indptr, indices)
         if got is None:
             return False, (indptr, indices, values)
+        if not _seen_before(key, indptr, indices):      # met once so far: nothing kept
+            return True, (indptr, got[0], values.take(got[1]))
         made = _Order(indptr.copy(), indices.copy(), *got)
     return True, (indptr, made.ordered, _values(key, made, values, indices, share,
                                                   again is not None))
+
+
+def _seen_before(key, indptr, indices) -> bool:
+    """Whether a pattern with this key and these samples of its index arrays was
+    sorted among the last LIMITS.sorted_inputs patterns noted (and not kept); it
+    is noted now, with a ref to `indices` for `held`. A pattern sorted once is not
+    kept: keeping copies of every pattern met once cost the calls after it fresh
+    memory (docs/performance.md, "Unsorted segments sorted in C"). Equal samples
+    only say the pattern may repeat: a kept order is still taken only for arrays
+    equal to its copies in full (_match)."""
+    note = (key, _sample(indptr), _sample(indices))
+    with _LOCK:
+        seen = _SEEN.pop(note, None) is not None
+        _SEEN[note] = weakref.ref(indices)
+        while len(_SEEN) > LIMITS.sorted_inputs:
+            _SEEN.popitem(last=False)
+    return seen
+
+
+def _sample(a) -> bytes:
+    """About 256 of a's entries, evenly spaced, and its last, as bytes."""
+    return a[::max(1, len(a) // 256)].tobytes() + a[-1:].tobytes()
 
 
 def _match(key, indptr, indices):
@@ -137,14 +163,16 @@ def _keep(key, made: _Order, indices) -> None:
 
 
 def held(indices) -> bool:
-    """Whether a kept order was made from (or last matched) this very array.
+    """Whether a kept order was made from (or last matched) this very array, or
+    it was sorted once (not kept).
 
         >>> held(m.indices)
     """
     if not isinstance(indices, np.ndarray):
         return False
     with _LOCK:
-        return any(k.ref() is indices for k in _KEPT.values())
+        return any(k.ref() is indices for k in _KEPT.values()) or any(
+            r() is indices for r in _SEEN.values())
 
 
 def _order(shape, layout: str, indptr, indices):

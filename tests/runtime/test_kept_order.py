@@ -139,7 +139,8 @@ def test_the_kept_orders_are_bounded():
     kern = _kernel("meet")
     for seed in range(20, 20 + LIMITS.sorted_inputs + 3):
         M = _unsorted(seed, n=30 + seed)               # another shape: another order
-        _same(kern(A=M, B=M), M.multiply(M))
+        for _ in range(2):                             # kept from its second sort
+            _same(kern(A=M, B=M), M.multiply(M))
     assert 0 < len(segment_sort._KEPT) <= LIMITS.sorted_inputs
     assert sum(k.nbytes() for k in segment_sort._KEPT.values()) <= LIMITS.sorted_bytes
 
@@ -152,3 +153,20 @@ def test_values_of_any_dtype_move_with_their_coordinates(dtype):
     kern = _kernel("merge")
     for _ in range(2):
         _same(kern(A=M, B=M), M + M)
+
+
+def test_a_pattern_sorted_once_is_noted_not_kept():
+    """The first sort of a pattern keeps nothing but a note (and `held` knows the
+    array it sorted, so a refused kernel still orders it up front); its second
+    sort keeps the order, which a third call takes by comparison."""
+    M = _unsorted(41, n=77)
+    before = set(segment_sort._KEPT)
+    ok, (_, ix, _) = segment_sort.sorted_segments(M.shape, "csr", M.indptr, M.indices, M.data)
+    assert ok and set(segment_sort._KEPT) == before and segment_sort.held(M.indices)
+    ok, (_, again, _) = segment_sort.sorted_segments(M.shape, "csr", M.indptr, M.indices,
+                                                      M.data)
+    assert ok and len(set(segment_sort._KEPT) - before) == 1
+    np.testing.assert_array_equal(ix, again)
+    ok, (_, third, _) = segment_sort.sorted_segments(M.shape, "csr", M.indptr.copy(),
+                                                      M.indices.copy(), M.data)
+    assert ok and third is again                       # the kept order, by comparison
