@@ -54,7 +54,8 @@ def counted_order(storage, key):
     coordinate by the rest of the key (checks.sort_entries): O(entries + the
     first row's bound) and short sorts, where a sort of the whole key is
     O(entries log entries). None where the first row's bound is above 4 times
-    the entries (its counts, 8 bytes each, would outweigh the entries) or no
+    the entries (its counts, 8 bytes each, would outweigh the entries), a
+    coordinate is negative (the compiled sort indexes its counts by them), or no
     compiler is available.
 
         >>> counted_order(np.array([[1, 0, 1], [5, 9, 2]]), np.array([15, 9, 12]))
@@ -62,7 +63,7 @@ def counted_order(storage, key):
     """
     first = storage[0].astype(np.int64, copy=False)
     m = int(first.max()) + 1
-    if m > 4 * storage.shape[1]:
+    if m > 4 * storage.shape[1] or int(first.min()) < 0:
         return None
     stride = 1
     for d in storage[1:].max(axis=1) if storage.shape[0] > 1 else ():

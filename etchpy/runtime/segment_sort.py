@@ -11,11 +11,11 @@ by that permutation, whatever their dtype.
 From a pattern's second sort (a pattern sorted once is only noted, by samples
 of its index arrays), the permutation is kept with the sorted indices and a copy
 of the index arrays it was made from (at most LIMITS.sorted_inputs orders and
-LIMITS.sorted_bytes bytes, the least recently used dropped). A later input of the same shape whose
-index arrays equal that copy, compared in full (one pass, no sort: the arrays
-may have been written in place since), takes the kept order and gathers its own
-values by it: a matrix passed again, or a new one over the same pattern, costs a
-comparison and a gather, not a sort.
+LIMITS.sorted_bytes bytes, the least recently used dropped). A later input of
+the same shape whose index arrays equal that copy, compared in full (one pass,
+no sort: the arrays may have been written in place since), takes the kept order
+and gathers its own values by it: a matrix passed again, or a new one over the
+same pattern, costs a comparison and a gather, not a sort.
 
 Where it is used: a Tensor made from such a matrix (runtime.convert); a kernel
 that checks the input in a pass before its call, in the general binding
@@ -39,7 +39,7 @@ from ..settings import LIMITS
 from .checks import check_compressed, sort_segments
 
 _KEPT: collections.OrderedDict = collections.OrderedDict()     # see the module docstring
-_SEEN: collections.OrderedDict = collections.OrderedDict()     # patterns sorted once (_seen_before)
+_SEEN: collections.OrderedDict = collections.OrderedDict()     # sorted once: _seen_before
 _LOCK = threading.Lock()
 
 
