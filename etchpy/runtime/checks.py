@@ -35,9 +35,7 @@ def check_compressed(pos: np.ndarray, crd: np.ndarray, n_parents: int, size: int
     or the arrays are not C-contiguous 1-d int32/int64 arrays of one dtype (then the
     caller takes its general path, which copies them)."""
     lib = _library()
-    if (lib is None or pos.dtype != crd.dtype or pos.dtype not in (np.int32, np.int64)
-            or pos.ndim != 1 or crd.ndim != 1
-            or not (pos.flags.c_contiguous and crd.flags.c_contiguous)):
+    if lib is None or not _takes(pos, crd):
         return None
     if len(pos) != n_parents + 1:
         return None        # the numpy path words this error best
@@ -50,6 +48,14 @@ def check_compressed(pos: np.ndarray, crd: np.ndarray, n_parents: int, size: int
     code = fn(ffi.from_buffer(array_type, pos), n_parents, ffi.from_buffer(array_type, crd),
               ncrd, size, where)
     return code, where[0]
+
+
+def _takes(pos: np.ndarray, crd: np.ndarray) -> bool:
+    """Whether pos and crd are C-contiguous 1-d int32/int64 arrays of one dtype, as
+    the compiled checks and sorts read them."""
+    return (pos.dtype == crd.dtype and pos.dtype in (np.int32, np.int64)
+            and pos.ndim == 1 and crd.ndim == 1
+            and pos.flags.c_contiguous and crd.flags.c_contiguous)
 
 
 def check_once(seen, pos, crd, vals, n_parents: int, size: int):
@@ -85,9 +91,7 @@ def sort_segments(pos: np.ndarray, crd: np.ndarray, size=None):
         (array([0, 1, 2]), array([1, 2, 0]))
     """
     lib = _library()
-    if (lib is None or pos.dtype != crd.dtype or pos.dtype not in (np.int32, np.int64)
-            or pos.ndim != 1 or crd.ndim != 1
-            or not (pos.flags.c_contiguous and crd.flags.c_contiguous)):
+    if lib is None or not _takes(pos, crd):
         return None
     out, perm = np.empty_like(crd), np.empty(len(crd), dtype=np.int64)
     if not len(crd):

@@ -8,6 +8,8 @@ value columns) pay for the sort once.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .checks import sort_entries
@@ -31,11 +33,12 @@ def sort_order(storage):
     check and its sort cost one int64 pass, not one per row."""
     if storage.shape[0] == 0 or storage.shape[1] < 2:
         return None
-    key, whole = prefix_key(storage)
+    dims = [int(d) + 1 for d in storage.max(axis=1)]
+    key, whole = prefix_key(storage, dims)
     if whole:
         if np.all(key[1:] >= key[:-1]):
             return None
-        perm = counted_order(storage, key)
+        perm = counted_order(storage, key, dims)
         return stable_argsort(key) if perm is None else perm
     if np.all(key[1:] > key[:-1]):
         return None                  # the prefix orders every column, with no ties
@@ -48,26 +51,24 @@ def sort_order(storage):
     return np.lexsort(storage[::-1])
 
 
-def counted_order(storage, key):
-    """The stable order of `key` (prefix_key's, over every row of `storage`) by a
-    compiled counting sort on the first row, then a sort of each run of one first
-    coordinate by the rest of the key (checks.sort_entries): O(entries + the
-    first row's bound) and short sorts, where a sort of the whole key is
+def counted_order(storage, key, dims):
+    """The stable order of `key` (prefix_key's over every row of `storage`, whose
+    rows' bounds are `dims`) by a compiled counting sort on the first row, then a
+    sort of each run of one first coordinate by the rest of the key
+    (checks.sort_entries): O(entries + the first row's bound) and short sorts,
+    where a sort of the whole key is
     O(entries log entries). None where the first row's bound is above 4 times
     the entries (its counts, 8 bytes each, would outweigh the entries), a
     coordinate is negative (the compiled sort indexes its counts by them), or no
     compiler is available.
 
-        >>> counted_order(np.array([[1, 0, 1], [5, 9, 2]]), np.array([15, 9, 12]))
+        >>> counted_order(np.array([[1, 0, 1], [5, 9, 2]]), np.array([15, 9, 12]), [2, 10])
         array([1, 2, 0])
     """
-    first = storage[0].astype(np.int64, copy=False)
-    m = int(first.max()) + 1
+    first, m = storage[0].astype(np.int64, copy=False), dims[0]
     if m > 4 * storage.shape[1] or int(first.min()) < 0:
         return None
-    stride = 1
-    for d in storage[1:].max(axis=1) if storage.shape[0] > 1 else ():
-        stride *= int(d) + 1
+    stride = math.prod(dims[1:])
     return sort_entries(first, key - first * stride, m)
 
 
@@ -80,10 +81,11 @@ def sort_storage(storage, values):
     return storage.take(perm, axis=1), values[perm]
 
 
-def prefix_key(storage):
+def prefix_key(storage, dims=None):
     """(the row-major linear index of each column over the longest prefix of rows
-    whose index fits int64 below 2**62, whether that prefix is every row)."""
-    dims = [int(d) + 1 for d in storage.max(axis=1)]
+    whose index fits int64 below 2**62, whether that prefix is every row); `dims`,
+    the rows' bounds (each row's maximum plus one), where the caller has them."""
+    dims = [int(d) + 1 for d in storage.max(axis=1)] if dims is None else dims
     rows, size = 0, 1
     while rows < len(dims) and size * dims[rows] < 2**62:
         size *= dims[rows]

@@ -112,14 +112,15 @@ def test_a_coordinate_list_is_ordered_as_lexsort_orders_it(order, n, seed):
     got = sort_order(storage)
     want = np.lexsort(storage[::-1])
     np.testing.assert_array_equal(np.arange(n) if got is None else got, want)
+    dims = [int(d) + 1 for d in storage.max(axis=1)]
     key, _ = prefix_key(storage)
     if storage[0].max() < 4 * n:
-        assert counted_order(storage, key) is not None
+        assert counted_order(storage, key, dims) is not None
 
 
 def test_a_negative_coordinate_is_not_given_to_the_compiled_sort():
     """counted_order declines a list with a negative first coordinate (its counts
     are indexed by them); sort_order then sorts it as before."""
     storage = np.array([[2, -1, 0, 2]])
-    assert counted_order(storage, storage[0].astype(np.int64)) is None
+    assert counted_order(storage, storage[0].astype(np.int64), [3]) is None
     np.testing.assert_array_equal(sort_order(storage), [1, 2, 0, 3])
