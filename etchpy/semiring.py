@@ -22,10 +22,22 @@ from .errors import InputError, SemiringError
 
 
 def _may_round(src: np.dtype, dst: np.dtype) -> bool:
-    """Can a cast numpy calls safe still round (int64 or uint64 to float64: integers
-    past 2**53 have no exact double)?"""
-    return (src.kind in "iu" and dst.kind == "f"
+    """Can a cast numpy calls safe still round (int64 or uint64 to float64 or
+    complex128: integers past 2**53 have no exact double)?"""
+    return (src.kind in "iu" and dst.kind in "fc"
             and 8 * src.itemsize - (src.kind == "i") > np.finfo(dst).nmant + 1)
+
+
+def exact_cast(src, dst) -> bool:
+    """Whether numpy dtype `dst` holds every value of another dtype `src` exactly: numbers
+    numpy casts safely that cannot round (not int64 to float64), booleans as 0 and 1.
+
+        >>> exact_cast(np.dtype(np.float32), np.dtype(np.complex128))
+        True
+    """
+    src, dst = np.dtype(src), np.dtype(dst)
+    return (src != dst and src.kind in "biufc" and (src.kind != "c" or dst.kind == "c")
+            and np.can_cast(src, dst, casting="safe") and not _may_round(src, dst))
 
 
 def _in_range(a: np.ndarray, dst: np.dtype) -> bool:
@@ -172,6 +184,16 @@ class Semiring:
             raise SemiringError(f"literal {value!r} is not a value of semiring "
                                 f"{self.name} ({self.dtype}): {err}") from None
 
+    def holds_exactly(self, dtype) -> bool:
+        """Whether every value of numpy `dtype`, another dtype than the carrier's, has
+        one exact carrier value: numbers numpy casts safely that cannot round (not
+        int64 to float64). `cast` copies such arrays with `astype`, checking nothing.
+
+            >>> ep.semirings.real.holds_exactly(np.dtype(np.float32))
+            True
+        """
+        return exact_cast(dtype, self.dtype)
+
     def cast(self, array, what="input"):
         """Cast `array` to the carrier dtype, refusing anything that changes a value.
 
@@ -190,8 +212,7 @@ class Semiring:
             raise InputError(f"{what} has dtype {a.dtype}; semiring {self.name} "
                              f"needs numbers castable to {self.dtype}"
                              + _complex_hint(a.dtype, self))
-        elif (np.can_cast(a.dtype, self.dtype, casting="safe")
-              and not _may_round(a.dtype, self.dtype)):
+        elif self.holds_exactly(a.dtype):
             out = a.astype(self.dtype)
         else:
             if a.dtype.kind == "f" and np.isnan(a).any():

@@ -40,10 +40,12 @@ import numpy as np
 
 from . import checks, extension, fingerprint, segment_sort
 from .coo_steps import CooFacts
-from .plan_steps import Dense, DenseCast, Sparse, TensorFacts
+from .cast_steps import DenseCast
+from .plan_steps import Dense, Sparse, TensorFacts
 from .scalar_steps import Scalar
 from .window_steps import DenseWindowStep, RowsWindowStep, TensorWindowStep
 from ..expr.windows import split_bound
+from ..semiring import exact_cast
 from ..version import __version__
 
 MODULE = "etchpy_binder"
@@ -86,11 +88,24 @@ def _build_or_load():
     return extension.built(MODULE, [_templates_key(), str(MAX_ARGS)], _source)
 
 
-# numpy type numbers the binder's cast copy reads from and writes (binder_inputs.c.j2)
+# numpy type numbers the binder's cast copy reads from and writes (binder_inputs.c.j2;
+# a complex one from a complex source only into a complex carrier: the safe casts; a
+# boolean into a number, its nonzero bytes 1 as numpy reads them)
 _CAST_FROM = frozenset(np.dtype(t).num for t in (
-    np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,
-    np.longlong, np.ulonglong, np.float32, np.float64))
-_CAST_TO = frozenset(np.dtype(t).num for t in (np.float64, np.float32, np.int64, np.longlong))
+    np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,
+    np.longlong, np.ulonglong, np.float32, np.float64, np.complex64, np.complex128))
+_CAST_TO = frozenset(np.dtype(t).num for t in (np.float64, np.float32, np.int64, np.longlong,
+                                               np.complex128, np.complex64))
+
+
+def _in_c(given, carrier) -> bool:
+    """Whether the binder's C copy makes the cast of numpy dtype `given` into `carrier`
+    (of the types it reads and writes): one that cannot round (semiring.exact_cast) or
+    none (a layout's copy), or a 64-bit integer into float64, each value tested to come
+    back as numpy's round trip in `Semiring.cast` tests it (else a miss)."""
+    return given.num in _CAST_FROM and carrier.num in _CAST_TO and (
+        given == carrier or exact_cast(given, carrier)
+        or (given.kind in "iu" and given.itemsize == 8 and carrier == np.float64))
 
 
 def _input(step, ffi, source=-1, casts=None):
@@ -107,16 +122,18 @@ def _input(step, ffi, source=-1, casts=None):
                 0, 0, 0, tuple(step.dims), (step.at,), None, step.order, (), 0)
     if type(step) is Sparse:
         check = 0 if step.fused else _check_address(step.idx)
-        if check is None:
+        if check is None or step.carrier is not None and (
+                casts is None or not _in_c(step.dtype, step.carrier)):
             return None
         dims = tuple((pos, mode, lo, hi) for mode, (pos, lo, hi) in enumerate(step.dims))
-        return (1, sys.intern(step.name), step.kind, step.dtype.num, step.idx.num, 2,
-                int(step.nan), int(step.csr), *step.n_range, dims, tuple(step.at),
-                step.fill if step.pydata else None, step.axes if step.pydata else None, (),
-                check, source, None if step.fused or step.pydata else segment_sort.ordered)
+        return (1, sys.intern(step.name), step.kind, (step.carrier or step.dtype).num,
+                step.idx.num, 2, int(step.nan), int(step.csr), *step.n_range, dims,
+                tuple(step.at), step.fill if step.pydata else None,
+                step.axes if step.pydata else None, (), check, source,
+                None if step.fused or step.pydata else segment_sort.ordered,
+                step.dtype.num, int(casts or 0))
     if type(step) is DenseCast:         # a copy in C (`casts`: the most bytes its scratch
-        if (casts is None or step.ndim > 4 or step.given.num not in _CAST_FROM  # keeps)
-                or step.dtype.num not in _CAST_TO):
+        if casts is None or step.ndim > 4 or not _in_c(step.given, step.dtype):  # keeps)
             return None
         return (7, sys.intern(step.name), None, step.dtype.num, step.given.num, step.ndim,
                 int(step.nan), int(casts), 0, 0, tuple(step.dims), (step.at,), None,

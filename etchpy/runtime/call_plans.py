@@ -51,9 +51,9 @@ from . import inputs as io_
 from . import binder, coo_inputs, foreign, given_out, outputs, shared, twins
 from .coo_steps import coo_step
 from .copy_notes import note_general, plan_notes
-from .plan_steps import (Dense, DenseCast, Miss, Sparse, cast_lines, cast_step, dense_lines,
-                         dense_step, permuted as _permuted, sparse_lines, sparse_step,
-                         tensor_step)
+from .cast_steps import DenseCast, cast_lines, cast_step
+from .plan_steps import (Dense, Miss, Sparse, dense_lines, dense_step, permuted as _permuted,
+                         sparse_lines, sparse_step, tensor_step, values_cast)
 from .scalar_steps import SCALARS, scalar_step
 from .tensor import Tensor
 from .window_steps import (DenseWindowStep, RowsWindowStep, TensorWindowStep, caller_names,
@@ -80,7 +80,7 @@ def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0, cast
         return cast_step(name, value, positions, sr, types, _permuted(order))
     if type(value) in SCALARS:                  # bound as a 0-d Tensor made each call
         return scalar_step(name, value, positions, sr, types)
-    if not bound.own:
+    if not (bound.own or values_cast(value, bound, sr)):
         return None
     if type(value) is np.ndarray:
         if value.dtype != sr.dtype or value.dtype.kind == "b" or set(bound.roles) != {"vals"}:
@@ -102,7 +102,7 @@ def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0, cast
     if layout not in ("csr", "csc") or not hasattr(value, "indptr"):
         return None
     if (bound.roles.get("pos1") is not value.indptr or value.indices.dtype != idx_dtype
-            or value.data.dtype != sr.dtype or sr.dtype.kind == "b"):
+            or sr.dtype.kind == "b"):
         return None
     return sparse_step(name, value, positions, sr, bound.unchecked, types, max_bytes,
                        bound.nan_unchecked)

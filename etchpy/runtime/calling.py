@@ -37,6 +37,7 @@ from .. import pipeline
 from .tensor import Tensor, truth_values
 from .windows import WindowInput, source_var
 from .segment_sort import in_order
+from .scipy_arrays import carried
 from ..expr.windows import WindowVar
 
 INT32, INT64 = np.dtype(np.int32), np.dtype(np.int64)
@@ -281,17 +282,16 @@ def _all_int32(roles: dict):
 
 
 def _fast_bind(value, tv, sr, fused=False, fused_nan=False, seen=None):
-    """A matching, already-canonical input bound without any copy, else None.
+    """A matching, already-canonical input bound over its own arrays, else None.
 
-    Covers numpy arrays of the carrier dtype contiguous in a dense tensor's storage
-    order (C order; Fortran order for mode order (1, 0): dense_orders), scipy
-    csr/csc (and pydata GCXS of 2 modes, foreign.compressed_layout) of the
-    declared layout with matching index dtypes, and scipy coo / pydata COO in
-    order for a coo tensor (coo_inputs); anything else goes through Tensor
-    conversion. NaN is still refused where the
-    semiring forbids it, and the structure is checked in one compiled pass, or
-    with `fused` (the kernel checks the rest as it reads) only in O(1); with
-    `fused_nan` as well, NaN in a csr/csc input's values is left to the kernel.
+    Covers numpy arrays of the carrier dtype contiguous in a dense tensor's storage order
+    (C order; Fortran order for mode order (1, 0): dense_orders), scipy csr/csc (and pydata
+    GCXS of 2 modes, foreign.compressed_layout) of the declared layout with matching index
+    dtypes (values the carrier holds exactly cast: scipy_arrays.carried), and scipy coo /
+    pydata COO in order for a coo tensor (coo_inputs); else None (Tensor conversion). NaN is
+    refused where the semiring forbids it; the structure is checked in one compiled pass, or
+    with `fused` (the kernel checks the rest as it reads) only in O(1); with `fused_nan` as
+    well, NaN in a csr/csc input's values is left to the kernel.
     """
     fmt = tv.format
     if type(value) is np.ndarray:
@@ -309,8 +309,9 @@ def _fast_bind(value, tv, sr, fused=False, fused_nan=False, seen=None):
         layout = foreign.compressed_layout(value, sr)
     if layout not in ("csr", "csc") or fmt.name != layout or not hasattr(value, "indptr"):
         return None
-    indptr, indices, data = value.indptr, value.indices, value.data
-    if (data.dtype != sr.dtype or indptr.dtype != indices.dtype
+    indptr, indices, given = value.indptr, value.indices, value.data
+    data = carried(given, sr)       # values of another dtype: sr.cast's copy
+    if (data is None or indptr.dtype != indices.dtype
             or indptr.dtype not in (np.int32, np.int64) or data.ndim != 1
             or len(data) != len(indices) or not data.flags.c_contiguous):
         return None
@@ -328,8 +329,8 @@ def _fast_bind(value, tv, sr, fused=False, fused_nan=False, seen=None):
         refuse_nan(data, sr, tv.name)
     vals = truth_values(data)
     return Bound(value.shape, {"pos1": indptr, "crd1": indices, "vals": vals},
-                 indptr.dtype == np.int32, unchecked=fused, own=vals is data,
-                 nan_unchecked=nan_left)
+                 indptr.dtype == np.int32, unchecked=fused,
+                 own=vals is data and given.dtype == sr.dtype, nan_unchecked=nan_left)
 
 
 def _coo_bind(value, tv, sr, fused=False, seen=None):

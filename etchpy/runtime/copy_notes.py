@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .plan_steps import DenseCast
+from .cast_steps import DenseCast
 
 
 def copy_note(name: str, v: np.ndarray, dtype, order=None) -> str | None:

@@ -8,6 +8,7 @@ MISS and the general path words the error). What each step checks, and why it
 is enough, is in proofs_notes/call_plans.md.
 
     dense_step(...), dense_lines(...)                    numpy (written into the plan)
+    cast_steps.cast_step(...), cast_lines(...)           numpy the plan copies or casts
     sparse_step(...), sparse_lines(...)                  scipy csr/csc or GCXS (likewise)
     tensor_step(...)                                     ep.Tensor
     coo_steps.coo_step(...)                              scipy coo / pydata COO (coo_inputs)
@@ -20,6 +21,7 @@ import numpy as np
 
 from .calling import refuse_nan
 from .checks import check_compressed
+from .scipy_arrays import carries
 from .segment_sort import in_order
 from .tensor import Tensor
 
@@ -75,7 +77,7 @@ def permuted(order):
     return None if order is None or order == tuple(range(len(order))) else tuple(order)
 
 
-def _numpy_head(k: int, dtype: str, d) -> list[str]:
+def numpy_head(k: int, dtype: str, d) -> list[str]:
     """The first lines of numpy input number `k`'s step (a Dense or a DenseCast `d`):
     a miss unless it is a numpy array of dtype `dtype` (a name in the plan's space)
     and d.ndim with elements, its sizes in the plan's classes; its NaN check; its
@@ -103,7 +105,7 @@ def dense_lines(k: int, d: Dense, space: dict) -> list[str]:
     space.update({f"dt{k}": d.dtype, f"vt{k}": d.val_type, f"held{k}": [None],
                   f"nm{k}": d.name, "ndarray": np.ndarray, "refuse_nan": refuse_nan,
                   f"ord{k}": d.order})
-    v, lines = f"v{k}", _numpy_head(k, f"dt{k}", d)
+    v, lines = f"v{k}", numpy_head(k, f"dt{k}", d)
     buffer = v
     if d.order is not None:     # its buffer in that order: C order is the C plan's kind
         lines += [f"if {v}.flags.c_contiguous:", "    return MISS"]
@@ -114,56 +116,6 @@ def dense_lines(k: int, d: Dense, space: dict) -> list[str]:
               "else:",
               f"    args[{d.at}] = c = from_buffer(vt{k}, {buffer})",
               f"    held{k}[0] = ({v}, c) if {v}.nbytes <= {d.max_bytes} else None"]
-    return ["        " + line for line in lines]
-
-
-class DenseCast(NamedTuple):
-    """A numpy input the general path copies (Tuning.plan_casts): of a dtype the
-    carrier holds exactly (numpy's safe cast), or not C-contiguous. The plan makes
-    the same copy on every call, never held across calls."""
-
-    name: str
-    given: np.dtype
-    dtype: np.dtype
-    ndim: int
-    nan: bool
-    dims: tuple
-    at: int
-    val_type: object
-    order: tuple | None = None      # the kernel's tensor's mode order (None: row-major)
-
-
-def cast_step(name, value, positions, sr, types, order=None):
-    """The step of a numpy input bound as a copy (a DenseCast), or None when the copy
-    is not one a plan makes: a cast numpy calls unsafe, booleans, complex, one values
-    slot only."""
-    vals = [(pos, ctype) for pos, kind, _, ctype in positions if kind == "in_array"]
-    given = value.dtype
-    if (len(vals) != 1 or given.kind not in "iuf" or sr.dtype.kind not in "iufc"
-            or not np.can_cast(given, sr.dtype, "safe")):
-        return None
-    return DenseCast(name, given, sr.dtype, value.ndim, not sr.allows_nan and given.kind == "f",
-                     dim_slots(positions, value.shape), vals[0][0], types[vals[0][1]], order)
-
-
-def cast_lines(k: int, d: DenseCast, space: dict) -> list[str]:
-    """The plan's lines for numpy input number `k` (see DenseCast): a miss unless it
-    is a numpy array of the dtype and ndim the plan was made for, with elements, its
-    sizes in the plan's classes (and, of the carrier's dtype, not C-contiguous: that
-    kind is a Dense step's plan); its NaN check; a C-contiguous copy in the carrier
-    dtype (as the general path's Tensor.from_dense makes), passed to C; for a kernel
-    whose tensor is stored in another mode order (`d.order`) a copy in that order,
-    and, of the carrier's dtype, an array in that order a miss too (a Dense's kind)."""
-    space.update({f"dg{k}": d.given, f"dt{k}": d.dtype, f"vt{k}": d.val_type,
-                  f"nm{k}": d.name, "ndarray": np.ndarray, "refuse_nan": refuse_nan,
-                  "contiguous": np.ascontiguousarray, f"ord{k}": d.order})
-    v, lines = f"v{k}", _numpy_head(k, f"dg{k}", d)
-    src = v if d.order is None else f"{v}.transpose(ord{k})"
-    if d.given == d.dtype:      # made for a layout only: a C-contiguous one is a Dense's
-        lines += [f"if {v}.flags.c_contiguous:", "    return MISS"]   # (the binder's)
-        if d.order is not None:
-            lines += [f"if {src}.flags.c_contiguous:", "    return MISS"]
-    lines.append(f"args[{d.at}] = from_buffer(vt{k}, contiguous({src}, dtype=dt{k}))")
     return ["        " + line for line in lines]
 
 
@@ -205,6 +157,18 @@ class Sparse(NamedTuple):
     at: tuple
     types: tuple
     max_bytes: int
+    carrier: np.dtype | None = None    # its values cast to this dtype (scipy_arrays.carried)
+    checked: object = None             # that cast's sr.cast where it may round, else None
+
+
+def values_cast(value, bound, sr) -> bool:
+    """Whether `bound` is scipy csr/csc `value` over its own index arrays, its values
+    cast to `sr`'s carrier (calling._fast_bind, `carried`)."""
+    roles, data = bound.roles, getattr(value, "data", None)
+    return (hasattr(value, "indptr") and roles.get("pos1") is value.indptr
+            and roles.get("crd1") is value.indices and type(data) is np.ndarray
+            and data.dtype != sr.dtype and roles["vals"].dtype == sr.dtype
+            and carries(data.dtype, sr))
 
 
 def sparse_step(name, value, positions, sr, fused, types, max_bytes, fused_nan=False):
@@ -212,18 +176,20 @@ def sparse_step(name, value, positions, sr, fused, types, max_bytes, fused_nan=F
     fill checked too), as a Sparse; None when its slots are not csr/csc's. With
     `fused_nan` (the kernel checks its values for NaN) NaN is not scanned. The C
     arguments made from the last call's arrays are held (≤ `max_bytes`) for the
-    same array objects (proofs_notes/call_plans.md)."""
-    slots = sparse_slots(value, positions)
-    if slots is None:
+    same array objects (proofs_notes/call_plans.md). Values of another dtype than the
+    carrier's are cast as the general path binds them (`carried`), none held."""
+    slots, dtype = sparse_slots(value, positions), value.data.dtype
+    if slots is None or not carries(dtype, sr):
         return None
     (p0, lo0, hi0), (p1, lo1, hi1), at = slots
     pydata, fill, axes, csr = _sparse_kind(value)
-    dtype = value.data.dtype
     return Sparse(name, type(value), pydata, fill, axes, csr, bool(fused),
                   not (sr.allows_nan or fused_nan) and dtype.kind == "f", dtype,
-                  value.indices.dtype,
-                  class_range(len(value.data)), ((p0, lo0, hi0), (p1, lo1, hi1)), at,
-                  (types["idx_t[]"], types["val_t[]"]), int(max_bytes))
+                  value.indices.dtype, class_range(len(value.data)),
+                  ((p0, lo0, hi0), (p1, lo1, hi1)), at,
+                  (types["idx_t[]"], types["val_t[]"]), int(max_bytes),
+                  None if dtype == sr.dtype else sr.dtype,
+                  None if dtype == sr.dtype or sr.holds_exactly(dtype) else sr.cast)
 
 
 def sparse_lines(k: int, d: Sparse, space: dict, source=None, kept=False) -> list[str]:
@@ -251,7 +217,6 @@ def sparse_lines(k: int, d: Sparse, space: dict, source=None, kept=False) -> lis
     check, nan = [*check, "    return MISS"], [f"refuse_nan(dv, sr, nm{k})"] if d.nan else []
     if source is not None:           # twins.source_lines (`kept`: a source's arrays kept)
         check, nan = source(major, minor, check, nan)
-    a, b, c = d.at
     return ["        " + line for line in [
         f"v = inputs[name{k}]",
         f"if type(v) is not kind{k}{gcxs}:",
@@ -264,15 +229,29 @@ def sparse_lines(k: int, d: Sparse, space: dict, source=None, kept=False) -> lis
         f"s{k} = v.shape", *check, *nan, *[f"ip{k}, ix{k}, dv{k} = ip, ix, dv"] * kept,
         f"if not ({lo0} <= s{k}[0] < {hi0} and {lo1} <= s{k}[1] < {hi1}):",
         "    return MISS",
-        f"args[{p0}], args[{p1}] = s{k}",
-        f"h = held{k}[0]           # one read: another thread may replace it",
-        "if h is not None and h[0] is ip and h[1] is ix and h[2] is dv:",
-        f"    args[{a}], args[{b}], args[{c}] = h[3]",
-        "else:",
-        f"    m = (from_buffer(ityp{k}, ip), from_buffer(ityp{k}, ix), from_buffer(vtyp{k}, dv))",
-        f"    args[{a}], args[{b}], args[{c}] = m",
-        f"    held{k}[0] = ((ip, ix, dv, m) if ip.nbytes + ix.nbytes + dv.nbytes <= {d.max_bytes}",
-        "                  else None)"]]
+        f"args[{p0}], args[{p1}] = s{k}", *_array_lines(k, d, space)]]
+
+
+def _array_lines(k: int, d: Sparse, space: dict) -> list[str]:
+    """sparse_lines' lines putting input `k`'s arrays (ip, ix, dv) into `args`: those of
+    the last call's same arrays where held, else made and held (≤ d.max_bytes); values
+    cast to `d.carrier` are copied each call, none held."""
+    a, b, c = d.at
+    if d.carrier is not None:         # a value the cast would change: InputError, a miss
+        space[f"carrier{k}"], space[f"checked{k}"] = d.carrier, d.checked
+        return [f"dv = dv.astype(carrier{k})" if d.checked is None else f"dv = checked{k}(dv)",
+                f"args[{a}], args[{b}], args[{c}] = (from_buffer(ityp{k}, ip),",
+                f"    from_buffer(ityp{k}, ix), from_buffer(vtyp{k}, dv))"]
+    return [f"h = held{k}[0]           # one read: another thread may replace it",
+            "if h is not None and h[0] is ip and h[1] is ix and h[2] is dv:",
+            f"    args[{a}], args[{b}], args[{c}] = h[3]",
+            "else:",
+            f"    m = (from_buffer(ityp{k}, ip), from_buffer(ityp{k}, ix), "
+            f"from_buffer(vtyp{k}, dv))",
+            f"    args[{a}], args[{b}], args[{c}] = m",
+            f"    held{k}[0] = ((ip, ix, dv, m) if ip.nbytes + ix.nbytes + dv.nbytes "
+            f"<= {d.max_bytes}",
+            "                  else None)"]
 
 
 def _tensor_arrays(positions, types) -> list:

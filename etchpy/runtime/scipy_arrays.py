@@ -11,6 +11,8 @@ rebind or write them after scipy built it. Every scipy input passes here first:
                                   strictly increasing
     coo_coords(m, where)          a coo matrix's coordinates: integers, one array
                                   per mode, each as long as its data
+    carried(data, sr)             a csr/csc input's values in sr's carrier dtype as
+                                  sr.cast makes them, or None
 
 runtime.convert builds Tensors from them; ep.lazy wraps them (lazy.wrap).
 """
@@ -84,3 +86,33 @@ def coo_coords(m, where):
             raise InputError(f"{where}: mode {mode} has {len(c)} coordinates but "
                              f"data has {len(data)} entries")
     return coords
+
+
+def carried(data, sr):
+    """A scipy input's values `data` in `sr`'s carrier dtype as `sr.cast` makes them:
+    `data` itself, its copy where the carrier holds every value of its dtype exactly
+    (Semiring.holds_exactly; numpy's cast: a boolean byte other than 0 reads as 1), or
+    where a cast may round (int64 into float64) the copy whose every value survives
+    the round trip; else None (the general path's, which words the error).
+
+        >>> carried(np.ones(3, np.float32), ep.semirings.real).dtype
+        dtype('float64')
+    """
+    if data.dtype == sr.dtype or sr.holds_exactly(data.dtype):
+        return data.astype(sr.dtype, copy=False)
+    if not carries(data.dtype, sr):
+        return None
+    try:
+        return sr.cast(data)
+    except InputError:
+        return None
+
+
+def carries(dtype, sr) -> bool:
+    """Whether `carried` may bind values of numpy `dtype` for semiring `sr` (numbers
+    `sr.cast` takes: any into a complex carrier, else all but complex).
+
+        >>> carries(np.dtype(np.complex128), ep.semirings.real)
+        False
+    """
+    return dtype == sr.dtype or dtype.kind in ("biufc" if sr.dtype.kind == "c" else "biuf")

@@ -30,6 +30,8 @@ KINDS = {
     "int32 reversed": lambda x: np.round(x * 8).astype(np.int32)[::-1],
     "uint8": lambda x: np.abs(np.round(x * 8)).astype(np.uint8),
     "float32 strided": lambda x: np.repeat(x, 3).astype(np.float32)[1::3],
+    "bool": lambda x: x > 0,
+    "bool bytes 2": lambda x: (np.abs(np.round(x)) * 2).astype(np.uint8).view(np.bool_),
 }
 
 
