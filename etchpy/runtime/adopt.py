@@ -14,13 +14,17 @@ csr/csc declarations of tensors read as they are adopt
 so keeps the conversion (signature.planned_for_class). A numpy array whose buffer
 is contiguous in another mode order (Fortran order, a transposed view) of a
 tensor declared row-major dense is read likewise, its tensor declared dense in
-that order (Tuning.dense_orders, runtime.dense_orders).
+that order (Tuning.dense_orders, runtime.dense_orders), unless that order puts
+innermost a mode read at a sparse operand's coordinates (`_gathered`): copied to
+row-major, an SpMM's Fortran-ordered X is read a row per coordinate.
 
-    adopted(tensors, inputs, tuning)   {name: layout or Format} of the inputs to read as given
-    redeclared(expr, layouts)          expr with those tensors in those layouts
-    refuse_conversion, Converts        a binding's `on_convert` stopping it before a
-                                       conversion (Kernel._bind: the last call's runner
-                                       is tried only on inputs it reads as they are)
+    adopted(tensors, inputs, tuning, modes)   {name: layout or Format} of the inputs
+                                              to read as given
+    redeclared(expr, layouts)                 expr with those tensors in those layouts
+    refuse_conversion, Converts               a binding's `on_convert` stopping it
+                                              before a conversion (Kernel._bind: the
+                                              last call's runner is tried only on
+                                              inputs it reads as they are)
 """
 from __future__ import annotations
 
@@ -35,21 +39,26 @@ _OTHER = {"csr": "csc", "csc": "csr"}
 _GIVEN = ("csr", "csc", "coo")
 
 
-def adopted(tensors: dict, inputs: dict, tuning) -> dict:
+def adopted(tensors: dict, inputs: dict, tuning, modes=()) -> dict:
     """{tensor name: "csr", "csc" or "coo"} for each scipy csr, csc or coo input whose
     tensor is a plain TensorVar declared csr or csc, not in the input's layout;
     {tensor name: the dense Format in its order} for each numpy array stored in
     another mode order (dense_orders.stored_order) whose tensor is a plain
     TensorVar declared row-major dense (none without tuning.adopt_layouts, the
-    latter none without tuning.dense_orders)."""
+    latter none without tuning.dense_orders), unless its innermost stored mode is
+    read at a sparse operand's coordinates and its last mode is not (`modes`: the
+    kernel's (index, tensor, mode) triples; see `_gathered`)."""
     if not tuning.adopt_layouts:
         return {}
-    out = {}
+    out, gathered = {}, _gathered(tensors, modes)
     for name, tv in tensors.items():
         value = inputs.get(name)
         if tuning.dense_orders and (order := given_order(value)) is not None:
+            at = {m: ix for ix, t, m in modes if t == name}
             if (type(tv) is TensorVar and not tv.iso and tv.order == len(order)
-                    and tv.format.is_row_major_dense):
+                    and tv.format.is_row_major_dense
+                    and not (at.get(order[-1]) in gathered
+                             and at.get(tv.order - 1) not in gathered)):
                 out[name] = dense_in(order)
             continue
         layout = getattr(value, "format", None)
@@ -59,6 +68,22 @@ def adopted(tensors: dict, inputs: dict, tuning) -> dict:
                 and type(value).__module__.startswith("scipy.sparse")
                 and getattr(value, "ndim", 0) == 2):
             out[name] = layout
+    return out
+
+
+def _gathered(tensors: dict, modes) -> set:
+    """The indices some sparse operand binds from a level that is neither located nor
+    locates (its stored coordinates, walked): a dense operand stored with such an
+    index innermost is read a cache line per element at those coordinates (an SpMM's
+    X[j, k] in Fortran order), where stored with it outermost a row per coordinate
+    is one line; such an operand is copied to the declared order instead."""
+    out = set()
+    for ix, name, mode in modes:
+        fmt = getattr(tensors.get(name), "format", None)
+        if fmt is not None and not fmt.is_dense and mode in fmt.mode_order:
+            level = fmt.levels[fmt.mode_order.index(mode)]
+            if not (level.located or getattr(level, "locates", False)):
+                out.add(ix)
     return out
 
 

@@ -247,7 +247,7 @@ class SignaturePlans:
         cls = size_class(self._modes, bound, inputs, idx32)
         hit = self._planned.get(cls)
         if hit is None:
-            layouts = (adopted(self.tensors, inputs, self.request.tuning)
+            layouts = (adopted(self.tensors, inputs, self.request.tuning, self._modes)
                        if self.request.order is None else None)
             hit = self.planned_for_class(cls, lambda: measure(
                 self._modes, bound, inputs, cls,

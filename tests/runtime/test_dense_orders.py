@@ -163,3 +163,22 @@ def test_bad_fortran_inputs_still_raise():
         kern(M=np.asfortranarray(np.ones((5, 3))), x=np.ones(4))
     with pytest.raises(ep.InputError):
         kern(M=np.asfortranarray(np.ones((5, 4, 2))), x=np.ones(4))
+
+
+@pytest.mark.parametrize("fmt", ["csr", "coo", "dcsr"])
+def test_an_operand_read_at_sparse_coordinates_is_copied_to_rows_not_adopted(fmt):
+    """SpMM's X[j, k] in Fortran order: j is read at A's stored coordinates, so stored
+    j-innermost each coordinate would read every column's line; it is copied to row
+    order (one row a coordinate). An operand no sparse level gathers keeps its order."""
+    import scipy.sparse as sp
+    S = ep.tensor("S", 2, format=fmt)
+    kern = ep.compile(ep.sum(j, S[i, j] * N[j, k]), name=f"gathered_fortran_{fmt}")
+    A = sp.random_array((30, 40), density=0.2, format="csr", random_state=4)
+    X = np.asfortranarray(np.random.default_rng(4).standard_normal((40, 6)))
+    for _ in range(3):
+        got = kern(S=ep.Tensor.from_scipy(A, fmt), N=X)
+        np.testing.assert_allclose(got, A @ X, rtol=1e-12, atol=1e-12)
+        assert kern._last is None or kern._last.tensors["N"].format.mode_order == (0, 1)
+    dense = ep.compile(ep.sum(j, M[i, j] * N[j, k]), name="dense_fortran_kept")
+    dense(M=np.asfortranarray(X.T), N=X)
+    assert dense._last.tensors["N"].format.mode_order == (1, 0)
