@@ -9,7 +9,8 @@ ep.einsum with scipy operands, mixed dtypes, transposed / strided / Fortran-orde
 the string front end and expressions rebuilt in the loop (Aᵀx as Σ over i, a new scipy
 matrix, float32, a column slice); nested and chained forms; dense operands in Fortran
 order, transposed, strided or cast (bench.user_forms_layouts);
-SpMV with csc, int64-index, transposed, float32 and strided inputs; min-plus SpMV; sparse
+SpMV with csc, int64-index, transposed, float32 and strided inputs, values of another dtype
+(float32, bool, complex beside real); min-plus SpMV; sparse
 outputs from csc / coo inputs; graph algorithms with a scipy matrix; lazy programs. Sizes:
 about 1e3, 1e5 and 1e6 stored entries (sparse: scikit-fem's P1 Laplacian; dense: n×n of as
 many elements); --quick stops at 1e5. Every case checks its answer against the peer's once
@@ -109,6 +110,14 @@ spmv_case("SpMV, A float64, x float32", "A @ x32", lambda A: A,
 spmv_case("SpMV, x strided view x2[::2]", "A @ x2[::2]", lambda A: A,
           lambda x: np.repeat(x, 2)[::2])
 spmv_case("SpMV, coo_array input (csr kernel)", "A_coo @ x", lambda A: sp.coo_array(A))
+spmv_case("SpMV, A float32, x float64", "A32 @ x", lambda A: A.astype(np.float32))
+spmv_case("SpMV, A bool (a pattern), x float64", "A_bool @ x", lambda A: A.astype(bool))
+spmv_case("SpMV, A int64 (scipy's integers), x float64", "A_int @ x",
+          lambda A: (A * 8).astype(np.int64))
+spmv_case("SpMV, A float64, x int64", "A @ x_int", lambda A: A,
+          lambda x: np.round(x * 8).astype(np.int64))
+spmv_case("SpMV, A float64, x complex128", "A @ z", lambda A: A, lambda x: x * (1 - 2j))
+spmv_case("SpMV, A complex128, x float64", "A_z @ x", lambda A: A * (1 + 1j))
 
 
 @case("ep.einsum('ij,j->i', A_csr, x)", "A @ x")

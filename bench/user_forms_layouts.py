@@ -1,7 +1,8 @@
 """User forms (bench.user_forms) with dense operands as numpy users hold them: Fortran
 order (`np.asfortranarray`), transposed views of C-order arrays (`a.T`), strided and
 cast vectors (`v2[::2]`, float32), through compiled kernels and the rebuilt form,
-against numpy's `a @ v`, `a @ b` and `np.einsum` on the same arrays (issue 39;
+against numpy's `a @ v`, `a @ b` and `np.einsum` on the same arrays, and a Fortran-order
+X beside a scipy csr A against scipy's `A @ X` (issue 39;
 runtime.dense_orders, Tuning.binder_casts). Dense n×n operands of about 1e3, 1e5 and
 1e6 elements (bench.user_forms' Data: `a`, `b`, `v`); new vectors cycled from a pool.
 bench.user_forms runs these after its own cases (CASES here, appended there).
@@ -19,6 +20,7 @@ M_, N_, x_ = ep.tensor("M", 2), ep.tensor("N", 2), ep.tensor("x", 1)
 MATVEC = ep.compile(ep.sum(j, M_[i, j] * x_[j]))
 MATMUL = ep.compile(ep.sum(k, M_[i, k] * N_[k, j]))
 ROWDOTS = ep.compile(ep.sum(j, M_[i, j] * N_[i, j]))
+SPMM = ep.compile(ep.sum(j, ep.tensor("A", 2, format="csr")[i, j] * N_[j, k]))
 CASES = []                  # (name, peer label, make(data) -> (ours, peer, same))
 
 
@@ -86,3 +88,11 @@ def _(d):
 def _(d):
     a, b = np.asfortranarray(d.a), np.asfortranarray(d.b)
     return (lambda: ROWDOTS(M=a, N=b)), (lambda: np.einsum("ij,ij->i", a, b)), None
+
+
+@case("SpMM kernel, scipy csr A, X Fortran-order (8 columns)", "A @ X_F")
+def _(d):
+    A, rng = d.A, np.random.default_rng(d.n)
+    Xs = [np.asfortranarray(rng.random((A.shape[1], 8))) for _ in range(4)]
+    nX, pX = itertools.cycle(Xs).__next__, itertools.cycle(Xs).__next__
+    return (lambda: SPMM(A=A, N=nX())), (lambda: A @ pX()), None
