@@ -92,7 +92,7 @@ def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0, cast
             return None
         return tensor_step(name, value, positions, sr, types, max_bytes)
     if coo_inputs.arrays(value) is not None:      # bound over its own arrays (in order)
-        if (bound.roles["vals"] is not value.data or value.data.dtype != sr.dtype
+        if (bound.roles["vals"] is not value.data and not values_cast(value, bound, sr)
                 or sr.dtype.kind == "b" or bound.roles["crd0"].dtype != idx_dtype):
             return None
         return coo_step(name, value, positions, sr, types, max_bytes, bound.unchecked)

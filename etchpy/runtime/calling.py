@@ -345,7 +345,7 @@ def _coo_bind(value, tv, sr, fused=False, seen=None):
     refuse_nan(data, sr, tv.name)
     vals = truth_values(data)
     return Bound(tuple(value.shape), coo_inputs.roles(coords, data, vals),
-                 coords[0].dtype == np.int32, unchecked=fused, own=vals is data)
+                 coords[0].dtype == np.int32, unchecked=fused, own=vals is value.data)
 
 
 def _bounds_in_o1(value, indptr, indices, major) -> bool:

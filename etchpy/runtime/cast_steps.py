@@ -15,6 +15,7 @@ import numpy as np
 
 from .calling import refuse_nan
 from .plan_steps import numpy_head, dim_slots
+from .scipy_arrays import caster
 
 
 class DenseCast(NamedTuple):
@@ -31,7 +32,7 @@ class DenseCast(NamedTuple):
     at: int
     val_type: object
     order: tuple | None = None      # the kernel's tensor's mode order (None: row-major)
-    checked: object = None          # sr.cast where the cast may round (int64 into float64)
+    checked: object = None          # checked_cast where the cast may round (int64 to float64)
 
 
 def cast_step(name, value, positions, sr, types, order=None):
@@ -46,7 +47,7 @@ def cast_step(name, value, positions, sr, types, order=None):
         return None
     return DenseCast(name, given, sr.dtype, value.ndim, not sr.allows_nan and given.kind == "f",
                      dim_slots(positions, value.shape), vals[0][0], types[vals[0][1]], order,
-                     None if given == sr.dtype or sr.holds_exactly(given) else sr.cast)
+                     caster(given, sr) if not sr.holds_exactly(given) else None)
 
 
 def cast_lines(k: int, d: DenseCast, space: dict) -> list[str]:

@@ -26,6 +26,7 @@ import numpy as np
 from .kernel_cache import kept
 from . import build
 from .checks import same
+from .scipy_arrays import carried
 from ..formats import Format
 
 _C = r"""
@@ -152,7 +153,8 @@ def check(coords, shape):
 def as_is(value, tv, sr, fused=False, seen=None):
     """(coordinate arrays, values) of coo input `value` when tensor `tv` (over
     semiring `sr`) can read them as they are: `tv` declared coo of the input's
-    order, the values of the carrier dtype and 1-d C-contiguous, a pydata fill
+    order, the values 1-d C-contiguous (of another dtype: cast as scipy_arrays.carried
+    casts them, the binding then not the input's own), a pydata fill
     of 0 or the semiring's zero, the coordinates checked in order (`check` = 0),
     or with `fused` (the kernel checks each coordinate as it reads it,
     lower.schedule.coo_checks; any order will do) only 1-d C-contiguous int32 or
@@ -163,11 +165,10 @@ def as_is(value, tv, sr, fused=False, seen=None):
     got = arrays(value)
     if got is None or tv.format != Format.named("coo", tv.order):
         return None
-    coords, data = got
+    coords, data = got[0], carried(got[1], sr)      # values of another dtype: cast
     shape = tuple(value.shape)
-    if (len(coords) != tv.order or len(shape) != tv.order or not tv.order
-            or data.dtype != sr.dtype or data.ndim != 1 or not data.flags.c_contiguous
-            or len(data) != len(coords[0])):
+    if (len(coords) != tv.order or len(shape) != tv.order or not tv.order or data is None
+            or data.ndim != 1 or not data.flags.c_contiguous or len(data) != len(coords[0])):
         return None
     fill = getattr(value, "fill_value", 0)
     if not (fill == 0 or fill == sr.zero):

@@ -14,6 +14,7 @@ import numpy as np
 from . import coo_inputs
 from .calling import refuse_nan
 from .plan_steps import Miss, class_range, dim_slots
+from .scipy_arrays import caster
 
 
 def _coo_slots(value, positions, fused=False):
@@ -36,7 +37,7 @@ def coo_step(name, value, positions, sr, types, max_bytes, fused=False):
     """The step of a scipy coo or pydata COO input of a coo tensor of order 2 over its own
     arrays (calling._coo_bind): type, dtypes, lengths, pydata fill, the order check in C
     (coo_inputs; none if `fused`, or `step.source[0]`'s: _checked_before), NaN, sizes;
-    else a miss (from_buffer's ValueError on a strided array too). Arguments held."""
+    else a miss (a strided array's ValueError too). Arguments held; values cast if need be."""
     slots = _coo_slots(value, positions, fused)
     if slots is None:
         return None
@@ -45,6 +46,7 @@ def coo_step(name, value, positions, sr, types, max_bytes, fused=False):
     idx, dtype, (lo_n, hi_n) = value.coords[0].dtype, value.data.dtype, class_range(value.nnz)
     idx_type, val_type, from_buffer = types["idx_t[]"], types["val_t[]"], types["ffi"].from_buffer
     nan, held, pos0, src = not sr.allows_nan and dtype.kind == "f", [None], [None], [None]
+    cast = caster(dtype, sr)        # values of another dtype: as calling._coo_bind casts
 
     def step(v, args):
         if type(v) is not kind or (pydata and v.fill_value != fill):
@@ -57,6 +59,7 @@ def coo_step(name, value, positions, sr, types, max_bytes, fused=False):
                 or len(row) != n or len(col) != n or not lo_n <= n < hi_n
                 or not (lo0 <= shape[0] < hi0 and lo1 <= shape[1] < hi1)):
             raise Miss
+        data = data if cast is None else cast(data)   # a copy (none held); InputError: a miss
         last = held[0]              # one read: another thread may replace it
         if (last is not None and last[0] is row and last[1] is col and last[2] is data
                 and (row.strides, col.strides, data.strides) == last[4]):
@@ -64,7 +67,7 @@ def coo_step(name, value, positions, sr, types, max_bytes, fused=False):
         else:
             made = (from_buffer(idx_type, row), from_buffer(idx_type, col),
                     from_buffer(val_type, data))
-            small = row.nbytes + col.nbytes + data.nbytes <= max_bytes
+            small = row.nbytes + col.nbytes + data.nbytes <= max_bytes and cast is None
             held[0] = ((row, col, data, made, (row.strides, col.strides, data.strides))
                        if small and not pydata else None)
         seen = _checked_before(src[0], made, args, n, shape)
@@ -73,15 +76,21 @@ def coo_step(name, value, positions, sr, types, max_bytes, fused=False):
         if nan and not (seen and src[0].nan and made[2] == args[src[0].at[3]]):
             refuse_nan(data, sr, name)
         (args[at_row], args[at_col], args[at_vals]), (args[p0], args[p1]) = made, shape
-        pos = pos0[0]
-        if pos is None or pos[0] != n:
-            pos = pos0[0] = (n, from_buffer(idx_type, np.array([0, n], dtype=idx)))
-        args[at_pos] = pos[1]
+        args[at_pos] = _pos0(pos0, n, from_buffer, idx_type, idx)
         return shape
     step.source = src
-    step.binder = CooFacts(name, kind, pydata, fill, dtype, idx, lo_n, hi_n, nan,
-                           ((p0, 0, lo0, hi0), (p1, 1, lo1, hi1)), slots[4], fn)
+    step.binder = None if cast else CooFacts(name, kind, pydata, fill, dtype, idx, lo_n,
+                                             hi_n, nan, ((p0, 0, lo0, hi0), (p1, 1, lo1, hi1)),
+                                             slots[4], fn)
     return step
+
+
+def _pos0(cell, n, from_buffer, idx_type, idx):
+    """The C argument of pos0 = [0, n], kept in `cell` for the step's next call of n."""
+    pos = cell[0]
+    if pos is None or pos[0] != n:
+        pos = cell[0] = (n, from_buffer(idx_type, np.array([0, n], dtype=idx)))
+    return pos[1]
 
 
 def _checked_before(o, made, args, n, shape) -> bool:

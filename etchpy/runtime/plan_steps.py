@@ -15,13 +15,14 @@ is enough, is in proofs_notes/call_plans.md.
 """
 from __future__ import annotations
 
+import operator
 from typing import NamedTuple
 
 import numpy as np
 
 from .calling import refuse_nan
 from .checks import check_compressed
-from .scipy_arrays import carries
+from .scipy_arrays import carries, caster
 from .segment_sort import in_order
 from .tensor import Tensor
 
@@ -158,17 +159,20 @@ class Sparse(NamedTuple):
     types: tuple
     max_bytes: int
     carrier: np.dtype | None = None    # its values cast to this dtype (scipy_arrays.carried)
-    checked: object = None             # that cast's sr.cast where it may round, else None
+    checked: object = None             # that cast checked (checked_cast) where it may round
 
 
 def values_cast(value, bound, sr) -> bool:
-    """Whether `bound` is scipy csr/csc `value` over its own index arrays, its values
-    cast to `sr`'s carrier (calling._fast_bind, `carried`)."""
+    """Whether `bound` is scipy csr/csc or coo `value` over its own index arrays, its
+    values cast to `sr`'s carrier (calling._fast_bind, `carried`; coo_inputs.as_is)."""
     roles, data = bound.roles, getattr(value, "data", None)
-    return (hasattr(value, "indptr") and roles.get("pos1") is value.indptr
-            and roles.get("crd1") is value.indices and type(data) is np.ndarray
-            and data.dtype != sr.dtype and roles["vals"].dtype == sr.dtype
-            and carries(data.dtype, sr))
+    ours = ((roles.get("pos1"), roles.get("crd1")) if hasattr(value, "indptr") else
+            (roles.get("crd0"), roles.get("crd1")))
+    theirs = ((value.indptr, value.indices) if hasattr(value, "indptr") else
+              getattr(value, "coords", None))       # scipy coo: (row, col) (pydata: no)
+    return (type(theirs) is tuple and len(theirs) == 2 and all(map(operator.is_, ours, theirs))
+            and type(data) is np.ndarray and data.dtype != sr.dtype
+            and roles["vals"].dtype == sr.dtype and carries(data.dtype, sr))
 
 
 def sparse_step(name, value, positions, sr, fused, types, max_bytes, fused_nan=False):
@@ -189,7 +193,7 @@ def sparse_step(name, value, positions, sr, fused, types, max_bytes, fused_nan=F
                   ((p0, lo0, hi0), (p1, lo1, hi1)), at,
                   (types["idx_t[]"], types["val_t[]"]), int(max_bytes),
                   None if dtype == sr.dtype else sr.dtype,
-                  None if dtype == sr.dtype or sr.holds_exactly(dtype) else sr.cast)
+                  caster(dtype, sr) if not sr.holds_exactly(dtype) else None)
 
 
 def sparse_lines(k: int, d: Sparse, space: dict, source=None, kept=False) -> list[str]:

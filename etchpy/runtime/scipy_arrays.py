@@ -18,6 +18,8 @@ runtime.convert builds Tensors from them; ep.lazy wraps them (lazy.wrap).
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .checks import check_compressed
@@ -103,9 +105,22 @@ def carried(data, sr):
     if not carries(data.dtype, sr):
         return None
     try:
-        return sr.cast(data)
+        return checked_cast(data, sr)
     except InputError:
         return None
+
+
+def checked_cast(data, sr):
+    """`sr.cast(data)` for a cast that may round, in fewer passes where it can: integers
+    whose extremes lie within ±2**53 (where float64 is exact) cast with no round trip.
+
+        >>> checked_cast(np.arange(3), ep.semirings.real)
+        array([0., 1., 2.])
+    """
+    if data.dtype.kind in "iu" and sr.dtype.kind in "fc" and sr.dtype.itemsize in (8, 16):
+        if data.size and -2 ** 53 <= data.min() and data.max() <= 2 ** 53:
+            return data.astype(sr.dtype)
+    return sr.cast(data)
 
 
 def carries(dtype, sr) -> bool:
@@ -116,3 +131,18 @@ def carries(dtype, sr) -> bool:
         False
     """
     return dtype == sr.dtype or dtype.kind in ("biufc" if sr.dtype.kind == "c" else "biuf")
+
+
+def caster(dtype, sr):
+    """None for values of `sr`'s carrier dtype, else the function a call plan makes
+    `carried`'s copy of values of numpy `dtype` with: `astype` where the carrier holds
+    them exactly, `checked_cast` where the cast may round.
+
+        >>> caster(np.dtype(np.float32), ep.semirings.real)(np.ones(2, np.float32))
+        array([1., 1.])
+    """
+    if dtype == sr.dtype:
+        return None
+    if sr.holds_exactly(dtype):
+        return functools.partial(np.asarray, dtype=sr.dtype)
+    return functools.partial(checked_cast, sr=sr)

@@ -189,3 +189,28 @@ def test_boolean_values_read_as_numpy_casts_them_any_nonzero_byte_one():
         np.testing.assert_allclose(got, A.astype(np.float64) @ x, rtol=1e-12)
     if binder.module() is not None:
         assert type(on._plan) is functools.partial
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_], ids=lambda d: np.dtype(d).name)
+def test_a_coo_input_of_another_dtype_is_cast_not_rebuilt(dtype, tuning):
+    """A scipy coo input of a coo tensor (coo_inputs.as_is, coo_steps.coo_step): its
+    values cast beside its own coordinates, checked where the cast may round; a
+    pydata COO of float32 answers too (its general path)."""
+    kern = ep.compile("y[pos] = A[pos, out] * x[out]", formats={"A": "coo"},
+                      tuning=TUNINGS[tuning], name=f"coo_cast_{tuning.replace(' ', '_')}")
+    A = _matrix(dtype, seed=11).tocoo()
+    x = np.linspace(-1, 1, 50)
+    for _ in range(3):
+        np.testing.assert_allclose(kern(A=A, x=x), A.astype(np.float64) @ x, rtol=1e-6)
+    assert kern._plans
+    A.data[0] = not A.data[0] if dtype == np.bool_ else A.data[0] * 3   # in place: read
+    np.testing.assert_allclose(kern(A=A, x=x), A.astype(np.float64) @ x, rtol=1e-6)
+    if dtype == np.int64:
+        A.data[1] = 2 ** 53 + 1
+        with pytest.raises(InputError, match="A"):
+            kern(A=A, x=x)
+    sparse = pytest.importorskip("sparse")
+    P = sparse.COO.from_scipy_sparse(_matrix(np.float32, seed=12))
+    np.testing.assert_allclose(kern(A=P, x=x), P.to_scipy_sparse().astype(np.float64) @ x,
+                               rtol=1e-6)
