@@ -212,14 +212,14 @@ def bind(value, tv, sr, on_convert=None, fused=False, fused_nan=False, seen=None
     if fast is not None:
         return fast
     t = io_.as_tensor(value, tv, sr)
+    if reused and t is not value and not _same_arrays(t, value):   # a converted or cast copy
+        b = bind(t, tv, sr)      # (one kept: inputs._recast) bound as its own Tensor, but
+        return Bound(b.shape, b.roles, b.idx32)       # not as value's own arrays (last_call)
     # the values as the kernel reads them (Tensor.unwritten_mark); t.levels checks layout
     roles = {"vals": t._vals}
     for k, arrays in enumerate(t.levels):
         for key, arr in arrays.items():
             roles[f"{key}{k}"] = arr
-    # only a binding of the Tensor's own arrays is reused (itself, or its arrays under the
-    # semiring's zero as fill): a converted or cast copy keeps the values it had when made
-    reused = reused and (t is value or _same_arrays(t, value))
     b = Bound(t.shape, roles, _all_int32(roles), reused=reused)
     if reused:
         # the entry holds tv and the semiring, so their ids cannot be reused
@@ -231,7 +231,7 @@ def _same_arrays(a: Tensor, b: Tensor) -> bool:
     """Whether Tensors a and b read the very same memory as value and level arrays
     (views of one buffer, with one dtype and shape: a write into one is read
     through the other)."""
-    return _same(a.vals, b.vals) and len(a.levels) == len(b.levels) and all(
+    return _same(a._vals, b._vals) and len(a.levels) == len(b.levels) and all(
         x.keys() == y.keys() and all(_same(x[k], y[k]) for k in x)
         for x, y in zip(a.levels, b.levels))
 

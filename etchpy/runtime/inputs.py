@@ -204,10 +204,32 @@ def as_tensor(value, tvar, sr: Semiring) -> Tensor:
             t = t.convert(fmt)
     except MemoryError as err:
         raise _too_big(value, tvar) from err
-    if t.vals.dtype != sr.dtype or t.fill != sr.zero or truth_values(t.vals) is not t.vals:
-        vals = truth_values(sr.cast(t.vals, what=f"input {name}"))
-        t = Tensor(t.shape, t.format, t.levels, vals, sr.zero, validate=False, name=name)
+    t.check_layout()          # as `vals` would; a read of _vals is not a hand-out (its mark)
+    if t._vals.dtype != sr.dtype or t.fill != sr.zero or truth_values(t._vals) is not t._vals:
+        t = _recast(t, sr, name)
     return t
+
+
+def _recast(t: Tensor, sr: Semiring, name: str) -> Tensor:
+    """Tensor `t` over `sr`'s carrier and zero: its index arrays shared, its values as
+    `sr.cast` makes them. The copy is kept on `t` per semiring and its values cast into
+    it afresh on every call (a write into t's values is read; t's index arrays, never
+    rebound, were validated once), so a Tensor passed again is not validated again."""
+    kept, vals = t.__dict__.setdefault("_etchpy_recast", {}), t._vals
+    hit = kept.get(id(sr))
+    if hit is not None and hit[0] is sr:
+        made, copied = hit[1], hit[2]      # copied: its values a buffer of its own
+        if copied and sr.holds_exactly(vals.dtype):
+            np.copyto(made._vals, vals, casting="unsafe")      # astype's values, in place
+        elif copied:
+            made._vals[...] = truth_values(sr.cast(vals, what=f"input {name}"))
+        return made
+    made = Tensor(t.shape, t.format, t._levels, truth_values(sr.cast(vals, what=f"input {name}")),
+                  sr.zero, validate=False, name=name)
+    if len(kept) >= 4:
+        kept.clear()
+    kept[id(sr)] = (sr, made, not np.may_share_memory(made._vals, vals))
+    return made
 
 
 def _check_dense_fits(value, tvar, sr):

@@ -214,3 +214,28 @@ def test_a_coo_input_of_another_dtype_is_cast_not_rebuilt(dtype, tuning):
     P = sparse.COO.from_scipy_sparse(_matrix(np.float32, seed=12))
     np.testing.assert_allclose(kern(A=P, x=x), P.to_scipy_sparse().astype(np.float64) @ x,
                                rtol=1e-6)
+
+
+def test_a_tensor_of_another_dtype_keeps_its_cast_copy_and_reads_writes():
+    """An ep.Tensor of float32 values in a float64 call: its cast copy is made once and
+    kept on it (inputs._recast: not validated again), its values cast into it on every
+    call, so values written through `T.vals`, or through a view still held, are read."""
+    kern = ep.compile(SPMV, formats={"A": "csr"}, name="tensor_recast")
+    T, x = ep.Tensor.from_scipy(_matrix(np.float32, seed=13), "csr"), np.linspace(-1, 1, 50)
+
+    def want():
+        return T.to_dense().astype(np.float64) @ x
+    w = want()                                  # to_dense hands its values out once
+    np.testing.assert_allclose(kern(A=T, x=x), w, rtol=1e-6)
+    made = [hit[1] for hit in T.__dict__["_etchpy_recast"].values()]
+    for _ in range(3):
+        np.testing.assert_allclose(kern(A=T, x=x), w, rtol=1e-6)
+    assert [hit[1] for hit in T.__dict__["_etchpy_recast"].values()] == made   # made once
+    v = T.vals
+    v[0] = 100
+    np.testing.assert_allclose(kern(A=T, x=x), want(), rtol=1e-6)
+    v[1] = -7                                   # through a view still held
+    np.testing.assert_allclose(kern(A=T, x=x), want(), rtol=1e-6)
+    del v
+    T.vals[2] = 5
+    np.testing.assert_allclose(kern(A=T, x=x), want(), rtol=1e-6)
