@@ -287,7 +287,7 @@ def _fast_bind(value, tv, sr, fused=False, fused_nan=False, seen=None):
     Covers numpy arrays of the carrier dtype contiguous in a dense tensor's storage order
     (C order; Fortran order for mode order (1, 0): dense_orders), scipy csr/csc (and pydata
     GCXS of 2 modes, foreign.compressed_layout) of the declared layout with matching index
-    dtypes (values the carrier holds exactly cast: scipy_arrays.carried), and scipy coo /
+    dtypes (values of another dtype cast as sr.cast casts: scipy_arrays.carried), scipy coo /
     pydata COO in order for a coo tensor (coo_inputs); else None (Tensor conversion). NaN is
     refused where the semiring forbids it; the structure is checked in one compiled pass, or
     with `fused` (the kernel checks the rest as it reads) only in O(1); with `fused_nan` as

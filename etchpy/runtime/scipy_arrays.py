@@ -11,8 +11,10 @@ rebind or write them after scipy built it. Every scipy input passes here first:
                                   strictly increasing
     coo_coords(m, where)          a coo matrix's coordinates: integers, one array
                                   per mode, each as long as its data
-    carried(data, sr)             a csr/csc input's values in sr's carrier dtype as
-                                  sr.cast makes them, or None
+    carried(data, sr)             a csr/csc or coo input's values in sr's carrier
+                                  dtype as sr.cast makes them, or None; `carries`
+                                  says which dtypes it takes, `checked_cast` is its
+                                  cast that may round, `caster` a plan step's choice
 
 runtime.convert builds Tensors from them; ep.lazy wraps them (lazy.wrap).
 """
