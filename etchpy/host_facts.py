@@ -81,6 +81,14 @@ Zen (AVX-512 lanes, or AVX2's 4 where the build has no AVX-512), where the
 one-by-one loop's exit, taken or not by how full the table is, cost a probed
 vector 2-3x (docs/performance.md, "Hash probes in lanes on AMD Zen", session 58).
 
+`rank_loads`, 1 where the rank sort of a short touched row (ep_ranks: a
+workspace's flush, SpGEMM's rows) reads each block of 16 indices by one masked
+AVX-512 load, 0 where it puts the block together lane by lane from scalar
+loads: 0 on Intel (session 37: a vector load of indices just stored one at a
+time waited for those stores to leave the store buffer, 57% of the sort's
+samples); 1 on AMD Zen 4, where the masked load ran scipy-input SpGEMM 2-10%
+faster (docs/performance.md, "Rank blocks by one load on AMD Zen", session 83).
+
 `sum_lanes`, the accumulators of a band's or a block's run sum
 (lower/schedule/pieces.py: that many, then a quarter as many): 16 on Intel;
 4 on AMD Zen 4, where gcc leaves the 4-lane stage that follows a 16-lane one
@@ -230,6 +238,13 @@ def hash_probe_lanes(facts: tuple[str, int] | None = None) -> int:
     return 8 if zen(facts) else 0
 
 
+def rank_loads(facts: tuple[str, int] | None = None) -> int:
+    """The host's Tuning.rank_loads (0: a rank block put together lane by lane):
+    1 on AMD Zen, where one masked load of the block ran the sort of a touched
+    row faster; 0 elsewhere, where that load waited on the list's stores."""
+    return 1 if zen(facts) else 0
+
+
 def sum_lanes(facts: tuple[str, int] | None = None) -> int:
     """The host's Tuning.sum_lanes: 16 (four 4-wide vectors, then a quarter as
     many); 4 on AMD Zen, where gcc, given a 16-lane stage first, leaves the
@@ -244,7 +259,8 @@ FIELDS = (("sum_lanes", sum_lanes), ("gather_from", gather_from), ("gather_ragge
           ("run_mean_below", run_mean_below), ("mesh_runs", mesh_runs),
           ("check_first_from", check_first_from),
           ("walk_chain_count", walk_chain_count), ("run_min_entries", run_min_entries),
-          ("row_checks", row_checks), ("short_mean", short_mean), ("row_stream_count", row_stream_count), ("hash_probe_lanes", hash_probe_lanes))
+          ("row_checks", row_checks), ("short_mean", short_mean), ("row_stream_count", row_stream_count), ("hash_probe_lanes", hash_probe_lanes),
+          ("rank_loads", rank_loads))
 
 
 def bfs_narrow_levels(facts: tuple[str, int] | None = None) -> bool:

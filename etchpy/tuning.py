@@ -34,7 +34,7 @@ class Tuning:
     (bool, True by default but met_checks: an optimisation, strategy or schedule
     pass each); thresholds and sizes (when an optimisation fires, how big its
     pieces are; -1 in sum_lanes, walk_chain_count, run_min_entries, gather_from, gather_ragged_from, gather_from_far, prefetch_values_from,
-    prefetch_block_from, run_mean_below, mesh_runs, check_first_from, row_checks, short_mean, row_stream_count, hash_probe_lanes, bfs_narrow_levels and
+    prefetch_block_from, run_mean_below, mesh_runs, check_first_from, row_checks, short_mean, row_stream_count, hash_probe_lanes, rank_loads, bfs_narrow_levels and
     lazy_row_block_l2: the host's value, etchpy.host_facts);
     the C helpers (sorts, huge pages, marks); planning and the optimizer
     (conversions, the cost weights, the sizes guessed when none are given,
@@ -264,8 +264,8 @@ class Tuning:
     sort_run: int = 16                # ep_sort_idx insertion-sorts runs this short (>= 2), and nearly sorted ones before a rank sort
     sort_near_places: int = 2         # ... nearly: no index more than this many places late
     sort_near_share: int = 8          # ... tried when its ends are <= 1/this of the dimension apart
-    rank_sort_max: int = 128          # ... and sorts runs this short by rank, counting the
-                                      # smaller indices: no branch on the data (0: off)
+    rank_sort_max: int = 128          # ... and sorts runs this short by rank (no branch on the data; 0: off)
+    rank_loads: int = -1              # ... a rank block of 16 read by one masked load where 1, not lane by lane (-1: the host's)
     sort_net: int = 16                # ... those of <= this (16, 32; 0: off) by a network
     sort_place: bool = True           # ... those it would rank written to their ranked places
     marks_walk_min: int = 41          # fewer touched indices are sorted, not walked by marks

@@ -204,6 +204,7 @@ def _sort_switches(tuning: _tuning.Tuning) -> dict:
     return dict(
         sort_run=tuning.sort_run,
         rank_sort_max=tuning.rank_sort_max,
+        rank_loads=host_facts.resolved(tuning).rank_loads > 0,
         sort_base=max(tuning.sort_run, tuning.rank_sort_max),
         marks_walk_min=tuning.marks_walk_min,
         near_places=tuning.sort_near_places,

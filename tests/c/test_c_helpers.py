@@ -215,25 +215,31 @@ int lane_bytes_for_test(void);
 """
 
 
+@pytest.mark.parametrize("loads, idx", [(0, "int32_t"), (1, "int32_t"), (0, "int64_t"),
+                                         (1, "int64_t")])
 @settings(max_examples=40)
 @given(st.lists(st.integers(0, 2**31 - 2), unique=True, max_size=48), st.booleans())
-def test_ranks_of_a_row_in_register_wide_lanes(xs, copy):
+def test_ranks_of_a_row_in_register_wide_lanes(loads, idx, xs, copy):
     """ep_ranks gives each of n distinct indices its count of smaller ones (and
-    copies them to t when given one), 16 at a time, in vectors no wider than the
-    target's registers: GCC splits a generic vector wider than them into one
-    scalar compare per lane (16 int32 lanes in one 64-byte vector ran as 16
-    `setl`s a step on a host without AVX-512)."""
-    lib = _rank_helpers()
+    copies them to t when given one, nothing written past n), 16 at a time, in
+    vectors no wider than the target's registers: GCC splits a generic vector
+    wider than them into one scalar compare per lane (16 int32 lanes in one
+    64-byte vector ran as 16 `setl`s a step on a host without AVX-512). Each
+    block put together lane by lane (rank_loads 0) or, under AVX-512, by one
+    masked load a register (1), the lanes past n left at the padding."""
+    lib = _rank_helpers(loads, idx)
     src = lib.c_source
     assert "ep_lanes_t __attribute__((vector_size(16" not in src
     assert "ep_lanes_t __attribute__((vector_size(EP_LANE_BYTES)))" in src
+    assert ("#define EP_RANK_LOADS 1" in src) == bool(loads)
     assert lib.lib.lane_bytes_for_test() in (32, 64)
-    a = np.array(xs + [-7] * (48 - len(xs)), dtype=np.int32)
-    r, t = np.full(48, -1, dtype=np.int32), np.full(48, -5, dtype=np.int32)
+    dt = np.int32 if idx == "int32_t" else np.int64
+    a = np.array(xs + [-7] * (48 - len(xs)), dtype=dt)
+    r, t = np.full(48, -1, dtype=dt), np.full(48, -5, dtype=dt)
     lib.lib.ranks_for_test(_ptr(lib, a), len(xs), _ptr(lib, t) if copy else lib.ffi.NULL,
                            _ptr(lib, r))
     assert list(r[:len(xs)]) == [sorted(xs).index(x) for x in xs]
-    assert list(t[:len(xs)]) == (xs if copy else [-5] * len(xs))
+    assert list(t) == (xs if copy else [-5] * len(xs)) + [-5] * (48 - len(xs))
 
 
 @settings(max_examples=60)
@@ -271,10 +277,10 @@ def test_rows_up_to_the_place_limit_are_ranked_in_place(xs, swaps, near):
 _RANK = {}
 
 
-def _rank_helpers():
-    """The helpers kernel with ep_ranks and ep_marks_ranked (the default tuning),
-    built once."""
-    if not _RANK:
+def _rank_helpers(loads: int = -1, idx: str = "int32_t"):
+    """The helpers kernel with ep_ranks and ep_marks_ranked (the default tuning,
+    Tuning.rank_loads `loads`, indices of C type `idx`), built once each."""
+    if (loads, idx) not in _RANK:
         body = imp.seq(imp.Alloc("a", "index", ONE, ZERO),
                        imp.Alloc("b", "bits", imp.sort_bits_words(ONE), ZERO),
                        imp.Decl("p", "index", ZERO),
@@ -282,8 +288,9 @@ def _rank_helpers():
         prog = SimpleNamespace(params=(), body=body, dims=(), refuse_above=(), error=None,
                                output=SimpleNamespace(mode="dense", axes=(),
                                                       arrays={"vals": "out_vals"}))
-        src = c.render(prog, ep.semirings.get("real"), name="helpers", idx_type="int32_t",
-                       tuning=tuning.DEFAULT)
-        lib = build.load(src.c + RANK_WRAPPER, CDEF + RANK_CDEF, name="helpers_rank_test")
-        _RANK["lib"] = SimpleNamespace(lib=lib.lib, ffi=lib.ffi, c_source=src.c)
-    return _RANK["lib"]
+        src = c.render(prog, ep.semirings.get("real"), name="helpers", idx_type=idx,
+                       tuning=tuning.DEFAULT.with_(rank_loads=loads))
+        cdef = (CDEF + RANK_CDEF).replace("typedef int32_t idx_t", f"typedef {idx} idx_t")
+        lib = build.load(src.c + RANK_WRAPPER, cdef, name="helpers_rank_test")
+        _RANK[loads, idx] = SimpleNamespace(lib=lib.lib, ffi=lib.ffi, c_source=src.c)
+    return _RANK[loads, idx]

@@ -123,7 +123,8 @@ def test_tuning_changes_lists_what_differs_from_the_default():
             f"row_stream_count={host_facts.row_stream_count()}",
             f"prefetch_block_from={host_facts.prefetch_block_from()}",
             f"run_min_entries={host_facts.run_min_entries()}",
-            f"run_mean_below={host_facts.run_mean_below()}", f"mesh_runs={host_facts.mesh_runs()}"]
+            f"run_mean_below={host_facts.run_mean_below()}", f"mesh_runs={host_facts.mesh_runs()}",
+            f"rank_loads={host_facts.rank_loads()}"]
     assert pipeline.tuning_changes(tuning.DEFAULT) == host
     assert pipeline.tuning_changes(tuning.Tuning(seek_linear=2)) == host[:3] + ["seek_linear=2"] + host[3:]
     assert pipeline.tuning_changes(tuning.FORCE_HASH)[0] == "force_hash:"

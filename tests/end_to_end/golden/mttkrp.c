@@ -8,7 +8,8 @@
  * tuning:     check_first_from=0, walk_chain_count=1, row_checks=1, sum_lanes=16,
  *             short_mean=3, gather_from=6, gather_ragged_from=0, gather_from_far=5,
  *             hash_probe_lanes=0, prefetch_values_from=0, row_stream_count=4,
- *             prefetch_block_from=0, run_min_entries=524288, run_mean_below=0, mesh_runs=0
+ *             prefetch_block_from=0, run_min_entries=524288, run_mean_below=0, mesh_runs=0,
+ *             rank_loads=0
  * loop order: out over (i, j, k, r)
  */
 /* A floating multiply-add is one fused instruction where the target has it, as

@@ -8,7 +8,8 @@
  * tuning:     check_first_from=0, walk_chain_count=1, row_checks=1, sum_lanes=16,
  *             short_mean=3, gather_from=6, gather_ragged_from=0, gather_from_far=5,
  *             hash_probe_lanes=0, prefetch_values_from=0, row_stream_count=4,
- *             prefetch_block_from=0, run_min_entries=524288, run_mean_below=0, mesh_runs=0
+ *             prefetch_block_from=0, run_min_entries=524288, run_mean_below=0, mesh_runs=0,
+ *             rank_loads=0
  * loop order: out over (i, j, k)
  * workspace:  dense while |k| <= 4194304; a larger |k| builds a hash-table kernel on first need
  */
@@ -352,9 +353,12 @@ static inline int ep_ctz64(uint64_t x)
  * each index of the list compared with the whole block: a fixed-width
  * compare-and-add the compiler keeps in vector registers, n·⌈n/16⌉ lanes and no
  * branch on the data, each block's ranks written by one vector store. A block
- * is put together from scalar loads, lane by lane: a vector load of indices just
- * stored one at a time (the touched list) waits until those stores, and the
- * workspace stores before them, have left the store buffer. The 16 lanes are
+ * is put together from scalar loads, lane by lane, where a vector load of indices
+ * just stored one at a time (the touched list) waits until those stores, and the
+ * workspace stores before them, have left the store buffer (Intel); under
+ * EP_RANK_LOADS (Tuning.rank_loads, AVX-512) it is one masked load a register,
+ * the lanes past n left at the padding (a masked load reads nothing there), and
+ * t written by the masked store of the same lanes. The 16 lanes are
  * held in vectors of EP_LANE_BYTES: GCC splits a generic vector wider than the
  * target's registers into one scalar compare per lane (16 int32 lanes without
  * AVX-512 ran as 16 `setl`s). */
