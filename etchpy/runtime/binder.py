@@ -259,7 +259,8 @@ def plan_for(owner, kern, lib, function, steps, facts, planned, miss, n_keys=Non
     their operand and bounds by name; `grown`: a grown output's kind as
     outputs.grown_kind gives it, with the index dtype, else a dense output), or
     None when the binder does not cover them. `trusted`: (the build without fused
-    checks and its twin pairs (twins.builds) or None, twins.sources)."""
+    checks, its twin pairs and its library (twins.builds) or None, twins.sources);
+    a grown output is freed by the library of the build that made it."""
     if not owner.request.tuning.call_binder or len(kern._slots) > MAX_ARGS:
         return None
     mod = module()
@@ -289,13 +290,22 @@ def plan_for(owner, kern, lib, function, steps, facts, planned, miss, n_keys=Non
                             tuple(outs), out_pos, kern.semiring.dtype.num,
                             int(kern._calloc_zero), zeroed, not outs, miss, owner, planned,
                             len(steps) if n_keys is None else n_keys, *(out or (None,)),
-                            None if trusted is None else (
-                                0 if trusted[0] is None
-                                else int(lib.ffi.cast("uintptr_t", trusted[0])), trusted[1]))
+                            None if trusted is None else _trusted(kern, lib, trusted))
     call = functools.partial(mod.call, capsule)
-    call.keeps = (function, lib)        # the kernel's library lives as long as the plan
+    # the kernel's libraries live as long as the plan: each build's, beside its function
+    call.keeps = (function, lib) + (() if trusted is None else (trusted[0], trusted[2]))
     call.windows = n_keys is not None
     return call
+
+
+def _trusted(kern, lib, trusted) -> tuple:
+    """make_plan's description of the trusted build (fn, pairs, its library):
+    (its address or 0, the pairs, its free's address or 0, its library or None)."""
+    fn, pairs, tlib = trusted
+    if fn is None or tlib is None:
+        return 0, pairs, 0, None
+    return (int(lib.ffi.cast("uintptr_t", fn)), pairs,
+            int(tlib.ffi.cast("uintptr_t", getattr(tlib.lib, f"{kern.name}_free"))), tlib)
 
 
 def _grown(kern, lib, grown, order):

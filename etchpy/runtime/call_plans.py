@@ -24,13 +24,11 @@ output and calls the C function:
   C on every call (coo_inputs); a pydata GCXS as the scipy csr/csc it is, its
   compressed axes and fill checked too.
 - an ep.Tensor input: its format, fill and dtypes, its layout check, NaN check.
-- a scipy input whose kernel checks it as it reads it, passed over the index
-  arrays of one checked in full (A @ A as Σ_k A[i,k]·B[k,j] on one matrix): the
-  build without those checks, chosen per call by the arrays' addresses
-  (runtime.twins, Tuning.check_twins_once).
-- every input: its sizes in the size class the plan was made for (each index's
-  size and each sparse input's stored entries within the same power of two), and
-  the sizes of each shared index equal.
+- a scipy input its kernel checks as it reads it, over the index arrays of one
+  checked in full (A @ A as Σ_k A[i,k]·B[k,j] on one matrix): the build without
+  those checks, chosen per call by the arrays' addresses (runtime.twins).
+- every input: its sizes in the plan's size class (each index's size and each sparse
+  input's stored entries within the same power of two); a shared index's sizes equal.
 
 A sparse output gets a plan too; the C binder (runtime.binder) makes those it covers
 (dense outputs, the call's out= among them: `plan(inputs, out)`; csr/csc grown ones).
@@ -47,8 +45,7 @@ import functools
 import numpy as np
 
 from ..settings import LIMITS
-from . import inputs as io_
-from . import binder, coo_inputs, foreign, given_out, outputs, shared, twins
+from . import binder, coo_inputs, foreign, given_out, inputs as io_, outputs, shared, twins
 from .coo_steps import coo_step
 from .copy_notes import note_general, plan_notes
 from .cast_steps import DenseCast, cast_lines, cast_step
@@ -182,7 +179,7 @@ def make_plan(owner, made: tuple, inputs: dict, given=False):
         return None
     steps = tuple(zip(names, steps))
     share_operands(steps)
-    function, trusted = twins.builds(owner, kern, function, steps, bound)
+    (function, lib), trusted = twins.builds(owner, kern, function, lib, steps, bound)
     trusted = (trusted, twins.sources(steps, owner.request.tuning))
     copies = owner.__dict__.setdefault("_copies", {})      # shown by explain()
     if len(copies) >= 64:
@@ -223,9 +220,9 @@ def plan(inputs, given=None):
     if {differ}:
         return MISS
 {alloc}
-    if {call}(*args):
-        return MISS            # the general path runs it again and words the error
-                               # (or makes the trusted build: runtime.twins)
+    run = {call}
+    if run(*args):              # the general path runs it again and words the error
+        return MISS             # (or makes the trusted build: runtime.twins)
     owner._last = planned
     return {result}
 """
@@ -240,8 +237,8 @@ def _closure(owner, kern, lib, types, function, steps, facts, planned, n_in, tru
     trusted, sources = trusted
     space = {"MISS": MISS, "Miss": Miss, "fresh": np.zeros if kern._calloc_zero else np.empty,
              "dtype": kern.semiring.dtype, "from_buffer": lib.ffi.from_buffer,
-             "out_type": types["val_t[]"], "function": function, "owner": owner,
-             "planned": planned, "sr": owner.semiring, "fits": given_out.out_fits}
+             "out_type": types["val_t[]"], "function": function, "trusted": None,
+             "owner": owner, "planned": planned, "sr": owner.semiring, "fits": given_out.out_fits}
     pulls = []
     for k, (name, step) in enumerate(steps):
         space[f"name{k}"] = name
@@ -262,7 +259,8 @@ def _closure(owner, kern, lib, types, function, steps, facts, planned, n_in, tru
             if k in sources:                 # a coo step after one over its arrays
                 step.source[0] = steps[sources[k]][1].binder
     shape = "".join(f"s{k}[{m}], " for k, m in outs)
-    alloc, result = (_grown(owner, kern, lib, types, space, shape) if _sparse_out(owner, kern)
+    grown = _sparse_out(owner, kern) and (lib, trusted and trusted[2])
+    alloc, result = (_grown(owner, kern, grown, types, space, shape) if grown
                      else _dense(kern, shape, "out" if outs else "out[()]"))
     text = _PLAN.format(
         n_in=n_in, n_args=len(kern._slots), pulls="\n".join(pulls) or "        pass",
@@ -284,19 +282,22 @@ def _dense(kern, shape, result):
     return "\n".join(lines), f"out if given is not None else {result}"
 
 
-def _grown(owner, kern, lib, types, space, shape):
+def _grown(owner, kern, libs, types, space, shape):
     """(the plan's lines giving a sparse output's arrays and counts their cells in
-    `args`, its result: those arrays read back as Kernel._result reads them)."""
-    space.update({"new": lib.ffi.new, "read": outputs.reader(
-        kern._face.output, owner.out_format, owner.semiring, lib, kern.name,
-        types["idx_dtype"])})
+    `args`, its result: those arrays read back as Kernel._result reads them, each
+    freed by the library of the build that ran: libs, the default's and the trusted's)."""
+    lib, tlib = libs
+    for key, of in (("read", lib), ("read_t", tlib or lib)):
+        space[key] = outputs.reader(kern._face.output, owner.out_format, owner.semiring, of,
+                                    kern.name, types["idx_dtype"])
+    space["new"] = lib.ffi.new
     lines, cells = ["    if given is not None:\n        return MISS"], []
     for j, (pos, _, tname, ctype) in enumerate(kern._out_slots):
         space[f"ct{j}"], space[f"tn{j}"] = types[ctype], tname
         lines.append(f"    args[{pos}] = g{j} = new(ct{j})")
         cells.append(f"tn{j}: g{j}")
     grown = "{" + ", ".join(cells) + "}"
-    return "\n".join(lines), f"read({grown}, ({shape}))"
+    return "\n".join(lines), f"(read_t if run is trusted else read)({grown}, ({shape}))"
 
 
 class CallPlans:

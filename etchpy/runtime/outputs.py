@@ -42,12 +42,15 @@ def sparse_output(out, out_format, sr, lib, name, grown, shape, idx_dtype):
 def reader(out, out_format, sr, lib, name, idx_dtype):
     """`read(grown, shape)`: `sparse_output(out, out_format, sr, lib, name, grown,
     shape, idx_dtype)`, with what does not depend on the call worked out once (a
-    call plan's output: runtime.call_plans)."""
+    call plan's output: runtime.call_plans); `read.lib`: `lib`, whose free
+    releases the arrays it reads (those lib's build made)."""
     roles = {"vals", "crd1", "pos1"}
     if (out.records or not io_.returns_scipy(out_format, sr)
             or out.arrays.keys() != roles or "count1" not in out.counts):
-        return lambda grown, shape: sparse_output(out, out_format, sr, lib, name, grown,
-                                                  shape, idx_dtype)
+        def general(grown, shape):
+            return sparse_output(out, out_format, sr, lib, name, grown, shape, idx_dtype)
+        general.lib = lib
+        return general
     import scipy.sparse as sp          # loaded by then: the output is scipy's
     make = sp.csc_array if tuple(out_format.mode_order) == (1, 0) else sp.csr_array
     gc, buffer, free = lib.ffi.gc, lib.ffi.buffer, getattr(lib.lib, f"{name}_free")
@@ -63,6 +66,7 @@ def reader(out, out_format, sr, lib, name, idx_dtype):
             arrays.append(np.frombuffer(buffer(owned, size * dt.itemsize), dtype=dt)
                           if size else np.zeros(0, dtype=dt))
         return compressed(make, *arrays, shape)
+    read.lib = lib
     return read
 
 

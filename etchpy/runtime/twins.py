@@ -27,10 +27,13 @@ from .coo_steps import CooFacts
 from .plan_steps import Sparse
 
 
-def builds(owner, kern, function, steps, bound):
-    """(the build a plan runs by default, the trusted build and its twin pairs
-    (k, k2, values too) or None). With no input bound unchecked: the build the
-    call ran, alone (as ever). Else the build with fused checks, and where every
+def builds(owner, kern, function, lib, steps, bound):
+    """((the build a plan runs by default, its library), (the trusted build, its
+    twin pairs (k, k2, values too), its library) or None). Each library frees the
+    arrays its build returns: a block goes back to the spares of the build that
+    made it (kernel.c.j2's ep_unmap), not to another's, whose calls would then
+    map fresh pages each time. With no input bound unchecked: the build the call
+    ran (`function` of `lib`), alone. Else the build with fused checks, and where every
     unchecked input (k2) is a scipy one with fused checks and another scipy input
     checked in full (k) has its layout, the trusted one: a plan runs it on a call
     where each k2 reads k's index arrays, same shape, and its values too where the
@@ -40,7 +43,7 @@ def builds(owner, kern, function, steps, bound):
     key = next((key for key, e in kern._entries.items() if e[2] is function), None)
     loose = [k2 for k2, (name, _) in enumerate(steps) if bound[name].unchecked]
     if key is None or not loose:
-        return function, None
+        return (function, lib), None
     base = key.removesuffix(TRUSTED)
     checked = kern._entries.get(base)
     pairs = []
@@ -50,10 +53,12 @@ def builds(owner, kern, function, steps, bound):
                      and type(step) is Sparse and not s.fused and step.fused
                      and s.csr == step.csr and s.idx == step.idx), None)
         if twin is None or not owner.request.tuning.check_twins_once:
-            return (checked or kern._entry(base))[2], None
+            entry = checked or kern._entry(base)
+            return (entry[2], entry[0]), None
         pairs.append((twin, k2, int(name in kern._fused_nan)))
     trusted = kern._entries.get(base + TRUSTED)
-    return checked and checked[2], (trusted and trusted[2], tuple(pairs))
+    return ((checked[2], checked[0]) if checked else (None, lib),
+            (trusted and trusted[2], tuple(pairs), trusted and trusted[0]))
 
 
 def sources(steps, tuning) -> dict:
