@@ -12,7 +12,12 @@ object) calls f on lazy wrappings of them and runs the program as
 `ep.compute` does, keeping the tape its run recorded and where each of the
 tape's leaves comes from (an argument, or an array f read from elsewhere).
 Each later call of that kind replays the tape on the new arguments: no node is
-built, nothing is looked up but the kind.
+built, nothing is looked up but the kind. Numpy arguments of the last kind are
+recognised by one generated test (`_entry`); so are scipy csr/csc arguments that
+are the last call's objects over the same arrays and shape, beside numpy ones of
+their kinds (`_general_entry`, made on the second such call in a row): their
+conversion and kind are then not made again, as ep.lazy's own check of a
+matrix is not (wrap.checked).
 
 What a replay keeps is what `ep.compute`'s keeps: every argument is converted
 and checked as `ep.lazy` does on every call (an array changed in place is
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 
 import numpy as np
 
@@ -83,6 +89,46 @@ def _entry(key: tuple, run):
     space = {"nd": _NDARRAY, "run": run}
     for k in range(n):
         space[f"s{k}"], space[f"d{k}"] = key[2 * k], key[2 * k + 1]
+    exec(compile(text, f"<lazy traced entry, {n} arguments>", "exec"), space)   # noqa: S102
+    return space["entry"]
+
+
+def _general_entry(args: tuple, values: list, trace, forget):
+    """fn(args) -> trace.replay(values) for a call on the arguments of the last
+    general call (`args`, some of them scipy csr/csc: `values` what ep.lazy's
+    checks made of them) when each scipy argument is the same object holding the
+    same arrays and shape, its canonical flag still set (what those checks depend
+    on: wrap.checked checks a matrix again only when an array is rebound or its
+    shape changes), and each numpy argument has the shape and dtype it had, none
+    the same object; else None. None (no entry) when an argument is of another
+    type, or its value is a copy (of entries that were not canonical: made from
+    the arrays' contents). A scipy argument is held by a weak reference whose
+    death calls `forget`; its arrays are held while it lives."""
+    n, test, take = len(args), [], []
+    space = {"nd": _NDARRAY, "replay": trace.replay}
+    for k, (x, v) in enumerate(zip(args, values)):
+        if type(x) is _NDARRAY and v is x:
+            space[f"s{k}"], space[f"d{k}"] = x.shape, x.dtype
+            test.append(f"type(a{k}) is nd and a{k}.shape == s{k} and a{k}.dtype == d{k}")
+            take.append(f"a{k}")
+        elif getattr(x, "format", None) in ("csr", "csc") and getattr(v, "indptr", 0) is x.indptr:
+            space.update({f"x{k}": weakref.ref(x, forget), f"p{k}": x.indptr,
+                          f"i{k}": x.indices, f"v{k}": x.data, f"s{k}": x.shape,
+                          f"w{k}": None if v is x else v})     # a matrix's array view
+            test.append(f"a{k} is x{k}() and a{k}.indptr is p{k} and a{k}.indices is i{k} "
+                        f"and a{k}.data is v{k} and a{k}.shape == s{k} "
+                        f"and a{k}.has_canonical_format")
+            take.append(f"a{k}" if v is x else f"w{k}")
+        else:
+            return None
+    dense = [k for k, x in enumerate(args) if type(x) is _NDARRAY]
+    if len({id(args[k]) for k in dense}) < len(dense):
+        return None                     # the same array twice: another kind
+    test += [f"a{i} is not a{j}" for i in dense for j in dense if i < j]
+    text = (f"def entry(args):\n    if len(args) != {n}:\n        return None\n"
+            f"    {', '.join(f'a{k}' for k in range(n))}, = args\n"
+            f"    if {' and '.join(test)}:\n        return replay([{', '.join(take)}])\n"
+            "    return None\n")
     exec(compile(text, f"<lazy traced entry, {n} arguments>", "exec"), space)   # noqa: S102
     return space["entry"]
 
@@ -176,6 +222,8 @@ class Function:
         self.name = getattr(fn, "__name__", "function")
         self.traces: dict = {}
         self._last = _none      # the last numpy-arrays kind replayed: _entry's test and replay
+        self._general = _none   # the last scipy arguments replayed: _general_entry's
+        self._noted, self._made = None, set()   # the last replay's kind, those tried (_remember)
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args, **kwargs):
@@ -189,9 +237,40 @@ class Function:
         trace = None if key is None else self.traces.get(key)
         out = None if trace is None else trace.replay(args)
         if out is None:
-            return self._call(args)
+            if key is None:
+                try:
+                    out = self._general(args)
+                except InputError:      # worded for the argument by the general call
+                    out = None
+            return self._call(args) if out is None else out
         self._last = trace.entry(key)
         return out
+
+    def _forget(self, _ref=None):
+        self._general, self._noted, self._made = _none, None, set()
+
+    def _remember(self, args: tuple, values: list, trace):
+        """After a replay on arguments not all numpy arrays: a second call in a row
+        of one kind (the same scipy objects, numpy arguments' shapes and dtypes, which
+        are the same object) makes `_general` (their test and the replay in one
+        call, _general_entry); a first is only noted, and a kind is tried once (at
+        most 64 remembered), as making an entry costs a compile that a loop over
+        new matrices, or kinds in turn, would otherwise pay on every call."""
+        if all(type(x) is _NDARRAY for x in args):
+            return
+        ids = [id(x) for x in args]
+        sig = (*(i if type(x) is not _NDARRAY else (x.shape, x.dtype)
+                 for i, x in zip(ids, args)), *map(ids.index, ids))
+        if sig in self._made:           # an entry made for it (or none can be)
+            return
+        if sig == self._noted:
+            entry = _general_entry(args, values, trace, self._forget)
+            if len(self._made) >= 64:
+                self._made.clear()
+            self._made.add(sig)
+            if entry is not None:
+                self._general = entry
+        self._noted = sig
 
     def _call(self, args: tuple):
         """A call whose arguments are not all numpy arrays, or not met before:
@@ -209,6 +288,7 @@ class Function:
             except InputError as err:   # named for ep.lazy's operand where it is one's
                 raise reworded(err, [*values, *trace.fixed])
             if out is not None:
+                self._remember(args, values, trace)
                 return out
         return self._trace(key, values)
 
@@ -220,6 +300,7 @@ class Function:
 
     def _trace(self, key, values: list):
         """Run f on lazy wrappings of `values` as ep.compute does; keep its tape."""
+        self._forget()
         nodes = [lazy(v) for v in values]
         try:
             out = self.fn(*nodes)

@@ -144,3 +144,66 @@ def test_sparse_arguments_sharing_a_pattern_or_not_are_kinds_of_their_own():
         got = f(A, other)
         np.testing.assert_allclose(got.toarray(), A.toarray() * other.toarray() + A.toarray())
     assert len(f.traces) == 3                       # shared pattern, another, the same object
+
+
+def test_the_same_scipy_argument_again_replays_by_one_test_that_sees_changes():
+    """Called again on the same scipy matrix (its arrays and shape as they were)
+    and numpy arrays of the same kinds, a traced function replays by one generated
+    test (`_general`, made on the second such call in a row): no conversion nor
+    kind is made again. Values written in place are read; an array rebound, a
+    shape, a dtype or another matrix falls back to the general call (an InputError
+    naming the argument when a rebound array is bad); a matrix whose index arrays
+    are written out of bounds in place gives an InputError; the entry goes with
+    the matrix; the same numpy array twice is another kind and makes none."""
+    import gc
+    from etchpy.lazy.traced import _none
+    f = ep.lazy.function(lambda A, x: A @ x + 1)
+    A = sp.random_array((N, N), density=0.2, format="csr", random_state=7)
+    xs = [np.random.default_rng(s).random(N) for s in range(4)]
+    for x in xs:
+        np.testing.assert_allclose(f(A, x), A @ x + 1, rtol=1e-12)
+    assert f._general is not _none and len(f.traces) == 1
+    A.data[:] = np.arange(A.nnz, dtype=float)              # in place: read
+    np.testing.assert_allclose(f(A, xs[0]), A @ xs[0] + 1, rtol=1e-12)
+    A.data = A.data * 2.0                                   # rebound: the general call
+    np.testing.assert_allclose(f(A, xs[1]), A @ xs[1] + 1, rtol=1e-12)
+    np.testing.assert_allclose(f(A, xs[1].astype(np.float32)), A @ xs[1] + 1, rtol=1e-6)
+    B = sp.random_array((N, N), density=0.3, format="csr", random_state=8)
+    np.testing.assert_allclose(f(B, xs[2]), B @ xs[2] + 1, rtol=1e-12)
+    np.testing.assert_allclose(f(A, xs[3]), A @ xs[3] + 1, rtol=1e-12)
+    gone = A.copy()
+    for _ in range(2):
+        f(gone, xs[0])
+    assert f._general is not _none
+    del gone
+    gc.collect()
+    assert f._general is _none                              # gone with its matrix
+    bad = A.copy()
+    for _ in range(2):
+        f(bad, xs[0])
+    bad.indices = bad.indices.copy()
+    bad.indices[0] = N + 3                                  # rebound and bad
+    with pytest.raises(InputError, match="argument A|A"):
+        f(bad, xs[0])
+    worse = A.copy()
+    for _ in range(2):
+        f(worse, xs[0])
+    assert f._general is not _none
+    worse.indices[0] = N + 3                                # in place, out of bounds
+    with pytest.raises(InputError):
+        f(worse, xs[0])
+    M = sp.csr_matrix(A)                                    # a matrix: its array view
+    for x in xs:
+        np.testing.assert_allclose(f(M, x), A @ x + 1, rtol=1e-12)
+    assert f._general is not _none
+    del M
+    gc.collect()
+    assert f._general is _none
+    g = ep.lazy.function(lambda A, x, y: A @ x + y)
+    for _ in range(3):
+        np.testing.assert_allclose(g(A, xs[0], xs[0]), A @ xs[0] + xs[0], rtol=1e-12)
+    assert g._general is _none
+    for k in range(8):                  # kinds in turn: each tried once, answers right
+        y = xs[0] if k % 3 == 0 else xs[1]
+        np.testing.assert_allclose(g(A, xs[0], y), A @ xs[0] + y, rtol=1e-12)
+    assert g._general is not _none and len(g._made) <= 2
