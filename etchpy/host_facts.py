@@ -86,8 +86,10 @@ workspace's flush, SpGEMM's rows) reads each block of 16 indices by one masked
 AVX-512 load, 0 where it puts the block together lane by lane from scalar
 loads: 0 on Intel (session 37: a vector load of indices just stored one at a
 time waited for those stores to leave the store buffer, 57% of the sort's
-samples); 1 on AMD Zen 4, where the masked load ran scipy-input SpGEMM 2-10%
-faster (docs/performance.md, "Rank blocks by one load on AMD Zen", session 83).
+samples); 1 on AMD Zen 4, where the masked load took up to 15% off scipy-input
+SpGEMM with rows of 13-25 out (3-D Poisson A·A 1.17 -> 1.00x scipy), longer rows
+within noise (docs/performance.md, "SpGEMM: each build frees what it made; rank
+blocks by one load on AMD Zen", session 83).
 
 `sum_lanes`, the accumulators of a band's or a block's run sum
 (lower/schedule/pieces.py: that many, then a quarter as many): 16 on Intel;
