@@ -52,6 +52,18 @@ def shared_cache(request, tmp_path_factory, monkeypatch):
     monkeypatch.setenv("ETCHPY_CACHE_DIR", str(base / "cache"))
 
 
+@pytest.fixture
+def fresh_keys():
+    """The lazy nodes' intern table started over (etchpy.lazy.keys.start_over): a test
+    that counts the nodes a call builds, or looks a replay up by its signature, is not
+    at the mercy of the table filling up mid-test after the tests run before it in the
+    same process (a full table starts over, and nodes or tapes met before are no
+    longer found)."""
+    from etchpy.lazy import keys
+    keys.start_over()
+    yield
+
+
 def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", help="run tests marked slow")
 

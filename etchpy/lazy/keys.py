@@ -50,15 +50,27 @@ def built() -> int:
     return BUILT[0] + sum(count() for count in COUNTS)
 
 
+def start_over() -> None:
+    """Empty the table and the tables derived from it (DERIVED), as a full table
+    does: nodes built before are never merged with nodes built after (the same
+    results, computed twice); numbering goes on.
+
+    >>> from etchpy.lazy import keys
+    >>> keys.start_over(); keys.known(("example",)) is None
+    True
+    """
+    _TABLE.clear()
+    for table in DERIVED:
+        table.clear()
+
+
 def intern(t: tuple) -> int:
     """The int standing for the hashable tuple t (the same int while t stays in
     the table)."""
     k = _TABLE.get(t)
     if k is None:
         if len(_TABLE) >= LIMITS.lazy_interned:
-            _TABLE.clear()
-            for table in DERIVED:
-                table.clear()
+            start_over()
         k = _TABLE[t] = next(_NEXT)
     return k
 

@@ -71,6 +71,7 @@ def _lsq(F, X, w, y):
     return X.T @ (X @ w - y)
 
 
+@pytest.mark.usefixtures("fresh_keys")
 def test_a_lazy_least_squares_gradient_replays_the_split_as_numpy_answers(tuning=None):
     """Its kernel runs the split in C (BLAS) at these sizes, one C for both shapes."""
     rng = np.random.default_rng(4)
