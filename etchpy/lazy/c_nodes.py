@@ -9,7 +9,8 @@ the same nodes in C: LazyArray's `+ - * / @` (reflected too), unary `-` and
 number and `ep.lazy` of a numpy array. Each builds,
 on a pattern met before, the node the Python operator builds (class, fields,
 keys, leaves: the same tables probed with the same keys, the leaves merged as
-etchpy.lazy.keys.merge does) and calls that Python operator for anything else
+etchpy.lazy.keys.merge does; a numpy array operand, `A @ x`, made a leaf as the
+C `ep.lazy` makes it) and calls that Python operator for anything else
 (first meetings included), so the nodes never depend on which runs
 (proofs_notes/lazy_operators.md). Their node memo (Tuning.lazy_node_bytes,
 codegen_templates/binder_nodes.c.j2) gives the same leaf for the same small

@@ -30,7 +30,11 @@ OPS = [lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b, lambda a, b: 
        lambda a, b: ep.log(a), lambda a, b: a.sum(axis=1, keepdims=True),
        lambda a, b: a + ARRAYS[1], lambda a, b: ep.sqrt(a) * b.T, lambda a, b: 0.1 * a,
        lambda a, b: a - 0.5, lambda a, b: -0.0 * a, lambda a, b: ep.maximum(a, 0),
-       lambda a, b: ep.minimum(a, 0.5), lambda a, b: ep.maximum(a, True)]
+       lambda a, b: ep.minimum(a, 0.5), lambda a, b: ep.maximum(a, True),
+       # a numpy array operand, wrapped as ep.lazy wraps it
+       lambda a, b: a @ ARRAYS[1], lambda a, b: a - ARRAYS[2], lambda a, b: a * ARRAYS[3],
+       lambda a, b: a / ARRAYS[6], lambda a, b: a - ARRAYS[5], lambda a, b: 2.0 - a,
+       lambda a, b: a + ARRAYS[7]]
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +93,38 @@ def test_c_operators_build_the_python_operators_nodes(c_ops, recipe):
         for x, z in zip(nodes, ref):
             _same(x, z, set())
     c_nodes.use(True)
+
+
+@pytest.mark.parametrize("bad", [np.ones((2, 2, 2)), np.array([True, False, True]),
+                                 np.ones(3, dtype=complex), np.array(["a", "b", "c"])])
+@pytest.mark.parametrize("op", [lambda a, x: a + x, lambda a, x: a - x, lambda a, x: a @ x,
+                                lambda a, x: a / x, lambda a, x: x * a])
+def test_a_numpy_operand_ep_lazy_refuses_is_refused_alike(c_ops, bad, op):
+    """A numpy operand is wrapped by ep.lazy's rules in C as in Python: what
+    ep.lazy refuses, the operator refuses with the same error."""
+    errors = []
+    for on in (True, False):
+        c_nodes.use(on)
+        with pytest.raises(InputError) as err:
+            op(ep.lazy(ARRAYS[1]), bad)
+        errors.append(str(err.value))
+    c_nodes.use(True)
+    assert errors[0] == errors[1]
+
+
+def test_a_new_numpy_operand_each_call_is_built_in_c(c_ops):
+    """`A @ x - b` with x (and b) a new numpy array each call (a solver's loop): once
+    the patterns are met, Python builds no node (the C operators wrap the array)."""
+    A = sp.random_array((30, 30), density=0.2, format="csr", random_state=3)
+    b = RNG.random(30)
+    la = ep.lazy(A)
+    for k in range(4):
+        x = RNG.random(30)
+        before = keys.BUILT[0]
+        got = ep.compute(la @ x - b, tuning=NUMPY)
+        assert k < 2 or keys.BUILT[0] == before
+        np.testing.assert_allclose(got, A @ x - b, rtol=1e-12)
+        b = RNG.random(30)
 
 
 # numpy's steps wherever the plan may choose (few kernels to compile: the tests' time)
