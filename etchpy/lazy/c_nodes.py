@@ -49,6 +49,9 @@ LOOKUP: list = [None]
 # [the replayed tapes' OrderedDict] (etchpy.lazy.program sets it): ep.compute's C
 # entry looks programs up in it (the binder's lazy_compute)
 TAPES: list = [None]
+# [(replay.sparse_kind, program's replay of one tape's single)] (etchpy.lazy.program
+# sets it): the lookup covers a program with one sparse leaf (the binder's lazy_sparse)
+SPARSE: list = [None]
 _lock = threading.Lock()
 # (dtype address, shape) -> (skey, dtype) of the leaves the C `ep.lazy` built from
 # a pattern, emptied with the keys' table
@@ -96,6 +99,8 @@ def _setup(mod) -> dict:
     out["map_op"], out["T"], out["wrap"], out["sum"], out["map_arg"], LOOKUP[0] = \
         made[len(_DUNDERS):]
     out["T"] = property(out["T"], doc=_PYTHON["T"].__doc__)
+    if hasattr(mod, "lazy_sparse") and SPARSE[0] is not None:
+        mod.lazy_sparse(*SPARSE[0])
     _PYTHON["compute"] = type(_package().compute).__wrapped__
     out["compute"] = mod.lazy_compute(_PYTHON["compute"], INSTALLED, TAPES[0]) \
         if hasattr(mod, "lazy_compute") and TAPES[0] is not None else _PYTHON["compute"]

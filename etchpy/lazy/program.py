@@ -43,7 +43,8 @@ from . import c_nodes, fusion
 from .array import as_node
 from .nodes import RUN, Const, LazyArray, Leaf, Map, Pow, Sum
 from .show import show
-from .replay import PROGRAMS, Tape, finite as finite_value, signature, tuning_key
+from .replay import PROGRAMS, Tape, finite as finite_value, signature, sparse_kind, \
+    tuning_key
 from .state import Options
 from .steps import Evaluator, to_result
 from .wrap import reworded
@@ -146,6 +147,16 @@ def compute(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
             nodes[k] = as_node(a)
     results = run(nodes, optimize, threads, tuning)[0]
     return results[0] if len(results) == 1 else results
+
+
+def _single_replayed(single, values: list):
+    """single(values), a tape's one result on the leaves `values`, its InputError
+    named as _replayed names it (the C lookup's replay of a program with a
+    sparse leaf)."""
+    try:
+        return single(values)
+    except InputError as err:
+        raise reworded(err, values)
 
 
 def _replayed(tape, values: list, single: bool):
@@ -274,3 +285,4 @@ def _name_leaves(ev: Evaluator, nodes, seen: set) -> None:
 
 RUN.update(compute=compute, explain=explain)
 c_nodes.TAPES[0] = PROGRAMS._d      # where ep.compute's C entry looks (lazy.c_nodes)
+c_nodes.SPARSE[0] = (sparse_kind, _single_replayed)     # its one sparse leaf

@@ -57,6 +57,17 @@ def _leaf_sig(v, sparse_leaves: list):
 _NDARRAY = np.ndarray
 
 
+def sparse_kind(v):
+    """The entry signature's kinds hold for v, the value of a program's first
+    sparse leaf, or None for a value that adds none (the C lookup's, lazy.c_nodes).
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> sparse_kind(sp.eye_array(3, format="csc"))[3], sparse_kind(np.ones(3))
+    ('csc', None)
+    """
+    return _leaf_sig(v, []) if type(v) is not _NDARRAY and hasattr(v, "tocsr") else None
+
+
 def signature(nodes) -> tuple:
     """(the program's structure and leaf kinds, a hashable key; its leaves' values
     in order of first use; those leaf nodes). The structure is read off the
