@@ -17,6 +17,8 @@ class Limits:
     lazy_programs    recorded lazy programs (tapes) kept for replay (lazy.replay)
     lazy_interned    keys interned by lazy arrays before the table starts over
                      (lazy.keys)
+    lazy_kept_matrices  scipy matrices whose leaf ep.lazy keeps for the next
+                     wrap of the same matrix (lazy.array; 0: none)
     call_plans_per_key  call plans a kernel keeps for inputs of one kind (names
                      and types) in different size classes (runtime.call_plans)
     dask_retries     re-runs of a block task that raised (a lost worker is
@@ -51,6 +53,7 @@ class Limits:
     kernel_cache: int = 1024
     lazy_programs: int = 64
     lazy_interned: int = 1 << 15
+    lazy_kept_matrices: int = 4
     call_plans_per_key: int = 4
     dask_retries: int = 3
     dask_losses: int = 8

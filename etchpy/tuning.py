@@ -304,7 +304,7 @@ class Tuning:
     lazy_fast_replay: bool = True     # a replay as one written-out function (lazy.fast_replay)
     lazy_c_nodes: bool = True         # operators in C for arrays built after (lazy.c_nodes)
     lazy_c_memo: bool = True          # ... finding a pattern by its operands' identity first
-    lazy_node_bytes: int = 1 << 18    # ... the same nodes for the same arrays of ≤ these bytes (0: off)
+    lazy_node_bytes: int = 1 << 18    # ... same nodes for the same arrays ≤ these bytes, scipy leaves (0: off)
     lazy_node_large: int = 4 << 20    # ... and for one larger array of ≤ these (0: none; binder_nodes)
     lazy_c_blas: bool = True          # a replay's dense products by BLAS from the binder
     lazy_blas_tall: int = 1 << 20     # ... thin results over ≥ these bytes, M long (0: never)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numbers
 import struct
+import sys
 
 import numpy as np
 
@@ -25,7 +26,8 @@ from .. import maps
 from ..errors import InputError
 from ..expr.maps import map as map_expr
 from ..expr.nodes import Expr
-from .keys import scalar_key
+from ..settings import LIMITS
+from .keys import DERIVED, scalar_key
 from .nodes import (RUN, Add, Binary, Const, Div, LazyArray, Leaf, Map, MatMul, Mul, Pow,
                     Sum, Transpose, leaf, pair, unary)
 from .wrap import canonical as _canonical, check_dtype as _check_dtype, \
@@ -49,6 +51,11 @@ def lazy(x, constant: bool = False) -> LazyArray:
         >>> (2 * a).sum(axis=0).compute()
         array([ 6., 10., 14.])
     """
+    hit = _KEPT.get(id(x)) if _KEPT else None
+    if hit is not None and hit[0] is x and not constant and hit[1] is x.data \
+            and hit[2] is x.indices and hit[3] is x.indptr and hit[4] == x.shape \
+            and x.has_canonical_format:
+        return hit[5]                   # the leaf of this matrix, as below (_keep)
     if isinstance(x, LazyArray):
         if not constant:
             return x
@@ -57,7 +64,44 @@ def lazy(x, constant: bool = False) -> LazyArray:
                              "declare the array itself constant")
         x = x.value
     value = leaf_value(x)
-    return leaf(value, bool(constant), value.shape, value.dtype)
+    n = leaf(value, bool(constant), value.shape, value.dtype)
+    if value is x and KEEP[0] and type(x) is not np.ndarray and not constant:
+        _keep(x, n)
+    return n
+
+
+# id of a scipy csr/csc array ep.lazy wrapped as itself (its arrays checked, its
+# entries canonical) -> (it, its data, indices, indptr, shape, its leaf): while it
+# holds the same arrays and shape and stays canonical, ep.lazy gives that leaf
+# again (what it would build: equal fields, the same value), so a loop wrapping
+# the same matrix each call builds nothing. At most LIMITS.lazy_kept_matrices; a
+# matrix its caller dropped is let go at the next one kept; emptied with the keys'
+# table (keys.DERIVED) and when switched off: KEEP[0], set by lazy.c_nodes.use
+# (Tuning.lazy_node_bytes > 0, as the C node memo; proofs_notes/lazy_operators.md)
+_KEPT: dict = {}
+KEEP = [True]
+DERIVED.append(_KEPT)
+
+
+def _keep(x, n: Leaf) -> None:
+    for k, e in list(_KEPT.items()):
+        if sys.getrefcount(e[0]) <= 3:  # the entry, the leaf, the call's argument:
+            del _KEPT[k]                # dropped by its caller
+    while _KEPT and len(_KEPT) >= LIMITS.lazy_kept_matrices:
+        del _KEPT[next(iter(_KEPT))]
+    if LIMITS.lazy_kept_matrices > 0:
+        _KEPT[id(x)] = (x, x.data, x.indices, x.indptr, x.shape, n)
+
+
+def keep_leaves(on: bool) -> None:
+    """Whether ep.lazy gives a scipy matrix wrapped again its leaf (_KEPT); off
+    lets every kept one go.
+
+    >>> keep_leaves(False); keep_leaves(True)
+    """
+    KEEP[0] = bool(on)
+    if not on:
+        _KEPT.clear()
 
 
 def leaf_value(x):

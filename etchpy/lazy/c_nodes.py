@@ -119,6 +119,7 @@ def use(on: bool, memo: bool = True, nodes: int = DEFAULT[2], large: int = DEFAU
         again = INSTALLED[0] is bool(on)
         chosen = (bool(on), bool(memo), int(nodes), int(large))
         INSTALLED[0], CHOSEN[0] = bool(on), DEFAULT if chosen == DEFAULT else chosen
+        array.keep_leaves(int(nodes) > 0)      # a scipy matrix's leaf kept as C keeps arrays
         if made is not None:
             binder.module().lazy_memo(bool(memo))
             binder.module().lazy_node_memo(int(nodes))

@@ -216,3 +216,39 @@ def test_a_large_array_written_in_place_between_calls(memo):
         got = ep.compute(ep.lazy(X).T @ (ep.exp(ep.lazy(X) @ ep.lazy(w)) - ep.lazy(y)))
         np.testing.assert_array_equal(np.isnan(got), np.isnan(X.T @ (np.exp(X @ w) - y)))
         X[0, 0] = 1.0
+
+
+def test_a_scipy_matrix_wrapped_again_gives_its_leaf_until_changed_or_dropped(memo):
+    """ep.lazy of the same scipy csr/csc matrix gives the same leaf while it holds
+    the same arrays and shape and stays canonical (values written in place are
+    read); an array rebound or the canonical flag cleared builds anew; a matrix
+    its caller dropped is let go at the next one kept; off, nothing is kept."""
+    import scipy.sparse as sp
+    x = RNG.random(20)
+    for fmt in ("csr", "csc"):
+        A = sp.random_array((20, 20), density=0.3, format=fmt, random_state=2)
+        la = ep.lazy(A)
+        assert ep.lazy(A) is la and ep.lazy(A, constant=True) is not la
+        A.data *= 2.0                                   # written in place: read
+        assert ep.lazy(A) is la
+        np.testing.assert_allclose(ep.compute(ep.lazy(A) @ x), A @ x, rtol=1e-12)
+        A.data = A.data.copy()                          # rebound
+        lb = ep.lazy(A)
+        assert lb is not la and lb.key == la.key and ep.lazy(A) is lb
+        A.has_canonical_format = False                  # said not canonical: a copy
+        lc = ep.lazy(A)
+        assert lc is not lb and lc.value is not A
+        np.testing.assert_allclose(ep.compute(lc @ x), A @ x, rtol=1e-12)
+    gone = weakref.ref(A)
+    del A, la, lb, lc
+    B = sp.random_array((20, 20), density=0.3, format="csr", random_state=3)
+    ep.lazy(B)                                          # the next one kept
+    gc.collect()
+    assert gone() is None
+    c_nodes.use(True, True, 0)                          # off: built afresh, B let go
+    assert ep.lazy(B) is not ep.lazy(B)
+    gone = weakref.ref(B)
+    del B
+    gc.collect()
+    assert gone() is None
+    c_nodes.use(True)
