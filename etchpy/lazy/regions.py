@@ -60,8 +60,7 @@ class Regions:
         a, b = n.args
         flip = isinstance(a, Transpose)
         x = a.a if flip else a
-        self.value(x)
-        self.value(b)
+        xv, bv = self.value(x), self.value(b)
         sa, sb = self.slot(x), self.slot(b)
         dtype, shape = n.dtype, n.shape
         lib = "scipy" if sparse_input(a) else "numpy"
@@ -90,6 +89,12 @@ class Regions:
                 if y is None:
                     y = (view.of(x) if flip else x) @ d
             return np.asarray(y, dtype=dtype).reshape(shape)
+        kern = spmm.vector_kernel(xv, flip, bv, columns)
+        if kern is not None and dtype == np.float64 and shape == (xv.shape[flip],):
+            # the kernel this step runs on these values: a replay may call it on the
+            # slots directly (etchpy.lazy.fast_replay; its call plan misses, and this
+            # step runs, where the values are of another kind)
+            step.kernel = (kern, (("A", sa), ("B", sb)))
         return step
 
     def _row_blocks(self, plain):

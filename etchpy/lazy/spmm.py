@@ -47,17 +47,33 @@ def _kernel(fmt: str, flip: bool, ndim: int = 2):
     return kern
 
 
+def vector_kernel(x, flip: bool, d, columns: int):
+    """The kernel `product` runs x @ d by (x.T @ d when flip), taking x as A and
+    d as B, when d is a vector it covers; else None.
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> vector_kernel(sp.eye_array(2, format="csr"), False, np.ones(2), 1) is not None
+    True
+    """
+    if (not columns or type(d) is not np.ndarray or d.ndim != 1 or d.dtype != _F64
+            or x.dtype != _F64 or x.format not in ("csr", "csc")
+            or d.shape[0] != x.shape[1 - flip]):
+        return None
+    return _kernel(x.format, flip, 1)
+
+
 def product(x, flip: bool, d, columns: int, work: int):
     """x @ d (x.T @ d when flip) for a csr or csc array x of float64 and a
     float64 numpy array d, 1-d, or 2-d of at least `columns` columns where x's
     entries times d's columns are at least `work`, by the kernel, as a new
     float64 array; None otherwise, and always with columns 0 (scipy's loop
     runs it, after a check of x's arrays)."""
+    if type(d) is np.ndarray and d.ndim == 1:
+        kern = vector_kernel(x, flip, d, columns)
+        return None if kern is None else kern(A=x, B=d)
     if (not columns or type(d) is not np.ndarray or d.dtype != _F64 or x.dtype != _F64
             or x.format not in ("csr", "csc") or d.shape[0] != x.shape[1 - flip]):
         return None
-    if d.ndim == 1:
-        return _kernel(x.format, flip, 1)(A=x, B=d)
     if (d.ndim != 2 or d.shape[1] < columns
             or x.nnz * d.shape[1] < work):
         return None

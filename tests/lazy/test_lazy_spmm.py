@@ -57,3 +57,40 @@ def test_vectors_run_as_kernels_unless_switched_off(fmt):
             np.testing.assert_allclose(a, X @ w, rtol=1e-13, atol=1e-14)
             np.testing.assert_allclose(b, X.T @ v, rtol=1e-13, atol=1e-14)
         assert set(spmm._KERNELS) == made
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("flip", [False, True])
+def test_a_vector_product_step_is_replayed_by_its_kernels_call_plan(fmt, flip):
+    """The scipy product step of X·w (Xᵀ·w) that ran the vector kernel is a kernel
+    step: a replay calls the kernel's plan on the slots (fast_replay's `c0`) and
+    the step itself only where that plan misses (int64 indices, a Fortran-order
+    vector); arrays written in place are read, an index out of bounds refused."""
+    from etchpy.lazy import replay
+    from etchpy.runtime import binder
+    rng = np.random.default_rng(6)
+    X = sp.random_array((40, 30), density=0.2, format=fmt, random_state=7)
+    w = rng.standard_normal(40 if flip else 30)
+
+    def prog(L):
+        return (L(X).T if flip else L(X)) @ L(w)
+    want = (X.T if flip else X) @ w
+    np.testing.assert_allclose(ep.compute(prog(ep.lazy)), want, rtol=1e-13)
+    tape = replay.PROGRAMS.get((replay.signature([prog(ep.lazy)])[0], True, 1, None))
+    (_, fn), = tape.steps
+    assert fn.kernel[0] is spmm._kernel(fmt, flip, 1)
+    assert "c0" in tape.run.__globals__ or binder.module() is None
+    for seed in (8, 9):
+        Y = sp.random_array(X.shape, density=0.2, format=fmt, random_state=seed)
+        v = rng.standard_normal(w.shape[0])
+        wide = getattr(sp, f"{fmt}_array")((Y.data, Y.indices.astype(np.int64),
+                                            Y.indptr.astype(np.int64)), shape=Y.shape)
+        for M in (Y, wide):
+            got, = tape.run([M, v])
+            np.testing.assert_allclose(got, (M.T if flip else M) @ v, rtol=1e-13)
+        Y.data *= -3.0                                      # written in place: read
+        got, = tape.run([Y, v])
+        np.testing.assert_allclose(got, (Y.T if flip else Y) @ v, rtol=1e-13)
+    Y.indices[0] = 10 ** 6                                  # broken: refused, never read
+    with pytest.raises(ep.errors.InputError):
+        tape.run([Y, v])
