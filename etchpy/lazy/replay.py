@@ -65,7 +65,21 @@ def sparse_kind(v):
     >>> sparse_kind(sp.eye_array(3, format="csc"))[3], sparse_kind(np.ones(3))
     ('csc', None)
     """
-    return _leaf_sig(v, []) if type(v) is not _NDARRAY and hasattr(v, "tocsr") else None
+    if type(v) is _NDARRAY or not hasattr(v, "tocsr"):
+        return None
+    fmt = _FORMATS.get(type(v))
+    if fmt is None:
+        kind = _leaf_sig(v, [])
+        if kind[3] in ("csr", "csc"):
+            _FORMATS[type(v)] = kind[3]
+        return kind
+    # _leaf_sig's kind without its property calls (a csr or csc class's format is its own)
+    return ("sparse", v.shape, v.data.dtype, fmt, bool(v.has_sorted_indices),
+            int(v.indptr[-1]).bit_length(), -1)
+
+
+# the classes of csr and csc values sparse_kind met, and their formats
+_FORMATS: dict = {}
 
 
 def signature(nodes) -> tuple:

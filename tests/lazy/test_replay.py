@@ -121,3 +121,28 @@ def test_arrays_written_in_place_between_replays_give_numpys_answer(n):
     free = np.setdiff1d(np.arange(n), X.indices[lo:hi])[: hi - lo]
     X.indices[lo:hi] = np.sort(free)
     check()
+
+
+@pytest.mark.parametrize("cls", [sp.csr_array, sp.csc_array, sp.csr_matrix, sp.csc_matrix])
+def test_the_lookups_sparse_kind_is_the_signatures_each_time(cls):
+    """replay.sparse_kind (the C lookup's key part) equals the kind `signature`
+    gives the same value, on first sight and later, after the value's sort flag,
+    stored entries, shape or dtype changed."""
+    from etchpy.lazy.replay import _leaf_sig, sparse_kind
+    M = cls(sp.random_array((6, 5), density=0.5, format="csr", random_state=3))
+    assert sparse_kind(np.ones(3)) is None
+
+    def same():
+        for _ in range(2):
+            assert sparse_kind(M) == _leaf_sig(M, []), type(M)
+    same()
+    M.has_sorted_indices = False
+    same()
+    M.sort_indices()
+    same()
+    M.indptr[-1] = 1                        # in place: fewer entries stored
+    same()
+    M.data = M.data.astype(np.float32)
+    same()
+    M.resize((2, 3))                        # in place: another shape
+    same()
