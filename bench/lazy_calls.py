@@ -7,7 +7,8 @@ A matrix-vector product alone gives a lazy program nothing to fuse: its call cos
 what the kernel costs plus what building, looking up and replaying the program
 costs, where scipy's `A @ x` costs its loop and its dispatch. Each case is called
 with the same scipy csr matrix (bench.user_forms' scikit-fem P1 Laplacian, about
-1e3 or 1e5 stored entries) and a new vector each call, by `ep.lazy.function` (the
+1e3 or 1e5 stored entries; B, its numbering reversed, beside it in A@(B@x)) and a new
+vector each call, by `ep.lazy.function` (the
 program traced once) and by `ep.compute` over nodes built each call, alternated
 call by call with scipy in one process (bench.timing.alternate_clocks, thread CPU
 medians). A ratio is etchpy / scipy. Each case is checked against scipy once.
@@ -27,11 +28,12 @@ from bench.timing import alternate_clocks
 from bench.user_forms import Data
 
 
-def cases(A, xs, y):
+def cases(A, B, y):
     """(name, etchpy's call, scipy's call), each taking the vector to use."""
     f1 = ep.lazy.function(lambda A, x: A @ x)
     f2 = ep.lazy.function(lambda A, x, y: A @ x + 2 * y)
     f3 = ep.lazy.function(lambda A, x: A.T @ (A @ x))
+    f4 = ep.lazy.function(lambda A, B, x: A @ (B @ x))
     L = ep.lazy
     return [
         ("function A@x", lambda x: f1(A, x), lambda x: A @ x),
@@ -42,6 +44,9 @@ def cases(A, xs, y):
          lambda x: A @ x + 2 * y),
         ("compute(Aᵀ(A@x))", lambda x: ep.compute(L(A).T @ (L(A) @ x)),
          lambda x: A.T @ (A @ x)),
+        ("function A@(B@x)", lambda x: f4(A, B, x), lambda x: A @ (B @ x)),
+        ("compute(lazy(A) @ (lazy(B) @ x))", lambda x: ep.compute(L(A) @ (L(B) @ x)),
+         lambda x: A @ (B @ x)),
     ]
 
 
@@ -54,12 +59,12 @@ def main(argv=None) -> int:
         d = Data(size)
         A, y = d.A, d.xs[-1]
         print(f"size {size}: A {A.shape[0]}² nnz {A.nnz}")
-        for name, ours, peer in cases(A, d.xs[:-1], y):
+        for name, ours, peer in cases(A, d.B, y):
             np.testing.assert_allclose(ours(d.xs[0]), peer(d.xs[0]), rtol=1e-10)
             mine, theirs = itertools.cycle(d.xs[:-1]), itertools.cycle(d.xs[:-1])
             (o, _), (p, _) = alternate_clocks([lambda: ours(next(mine)),
                                                 lambda: peer(next(theirs))], args.seconds)
-            print(f"  {name:28s} {o * 1e6:8.1f} µs  scipy {p * 1e6:8.1f} µs  {o / p:5.2f}×")
+            print(f"  {name:33s} {o * 1e6:8.1f} µs  scipy {p * 1e6:8.1f} µs  {o / p:5.2f}×")
     return 0
 
 

@@ -49,8 +49,8 @@ LOOKUP: list = [None]
 # [the replayed tapes' OrderedDict] (etchpy.lazy.program sets it): ep.compute's C
 # entry looks programs up in it (the binder's lazy_compute)
 TAPES: list = [None]
-# [(replay.sparse_kind, program's replay of one tape's single)] (etchpy.lazy.program
-# sets it): the lookup covers a program with one sparse leaf (the binder's lazy_sparse)
+# [(replay.sparse_kinds, program's replay of one tape's single)] (etchpy.lazy.program
+# sets it): the lookup covers a program with sparse leaves (the binder's lazy_sparse)
 SPARSE: list = [None]
 _lock = threading.Lock()
 # (dtype address, shape) -> (skey, dtype) of the leaves the C `ep.lazy` built from

@@ -43,7 +43,7 @@ from . import c_nodes, fusion
 from .array import as_node
 from .nodes import RUN, Const, LazyArray, Leaf, Map, Pow, Sum
 from .show import show
-from .replay import PROGRAMS, Tape, finite as finite_value, signature, sparse_kind, \
+from .replay import PROGRAMS, Tape, finite as finite_value, signature, sparse_kinds, \
     tuning_key
 from .state import Options
 from .steps import Evaluator, to_result
@@ -151,8 +151,8 @@ def compute(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
 
 def _single_replayed(single, values: list):
     """single(values), a tape's one result on the leaves `values`, its InputError
-    named as _replayed names it (the C lookup's replay of a program with a
-    sparse leaf)."""
+    named as _replayed names it (the C lookup's replay of a program with
+    sparse leaves)."""
     try:
         return single(values)
     except InputError as err:
@@ -285,4 +285,4 @@ def _name_leaves(ev: Evaluator, nodes, seen: set) -> None:
 
 RUN.update(compute=compute, explain=explain)
 c_nodes.TAPES[0] = PROGRAMS._d      # where ep.compute's C entry looks (lazy.c_nodes)
-c_nodes.SPARSE[0] = (sparse_kind, _single_replayed)     # its one sparse leaf
+c_nodes.SPARSE[0] = (sparse_kinds, _single_replayed)     # its sparse leaves

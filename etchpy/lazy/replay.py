@@ -39,47 +39,71 @@ PROGRAMS = KernelCache(LIMITS.lazy_programs)
 
 
 def _same_pattern(a, b) -> bool:
-    return (a.indptr is b.indptr and a.indices is b.indices) or (
-        np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices))
+    """Whether csr arrays a and b hold equal index arrays (np.array_equal's answer,
+    most patterns that differ found so by a few entries read first)."""
+    pa, ia, pb, ib = a.indptr, a.indices, b.indptr, b.indices
+    if pa is pb and ia is ib:
+        return True
+    n = len(ia)
+    if len(ib) != n or len(pa) != len(pb):
+        return False
+    if n and (ia[0] != ib[0] or ia[n >> 1] != ib[n >> 1] or ia[n - 1] != ib[n - 1]):
+        return False
+    return np.array_equal(pa, pb) and np.array_equal(ia, ib)
 
 
-def _leaf_sig(v, sparse_leaves: list):
-    """What the steps depend on of a sparse leaf beyond its shape and dtype."""
+def _leaf_sig(v, sparse_leaves: list, fmt: str | None = None):
+    """What the steps depend on of a sparse leaf beyond its shape and dtype (fmt:
+    v's format when known, its class's: read then without scipy's properties)."""
+    known = fmt is not None
+    fmt = fmt if known else v.format
     same = -1
-    if sparse_leaves and v.format == "csr":
+    if sparse_leaves and fmt == "csr":
         same = next((k for k, p in enumerate(sparse_leaves) if p.shape == v.shape
                      and p.format == "csr" and _same_pattern(p, v)), -1)
     sparse_leaves.append(v)
-    return ("sparse", v.shape, v.dtype, v.format, bool(v.has_sorted_indices),
-            int(v.indptr[-1]).bit_length(), same)
+    return ("sparse", v.shape, v.data.dtype if known else v.dtype, fmt,
+            bool(v.has_sorted_indices), int(v.indptr[-1]).bit_length(), same)
 
 
+def _kind_of(v, sparse_leaves: list):
+    """_leaf_sig(v, sparse_leaves), its format read off v's class once it is known."""
+    fmt = _FORMATS.get(type(v))
+    kind = _leaf_sig(v, sparse_leaves, fmt)
+    if fmt is None and kind[3] in ("csr", "csc"):
+        _FORMATS[type(v)] = kind[3]
+    return kind
+
+
+# the classes of csr and csc values met, and their formats (a class's format is its own)
+_FORMATS: dict = {}
 _NDARRAY = np.ndarray
 
 
-def sparse_kind(v):
-    """The entry signature's kinds hold for v, the value of a program's first
-    sparse leaf, or None for a value that adds none (the C lookup's, lazy.c_nodes).
+def sparse_kinds(values: list):
+    """The kinds `signature` gives the sparse ones of a program's leaf values
+    `values` (in order), or None when a value is neither a numpy array nor
+    sparse (the C lookup's, lazy.c_nodes).
 
     >>> import numpy as np, scipy.sparse as sp
-    >>> sparse_kind(sp.eye_array(3, format="csc"))[3], sparse_kind(np.ones(3))
-    ('csc', None)
+    >>> A = sp.eye_array(3, format="csc")
+    >>> [k[3] for k in sparse_kinds([A, np.ones(3), A])], sparse_kinds([np.ones(3)])
+    (['csc', 'csc'], ())
     """
-    if type(v) is _NDARRAY or not hasattr(v, "tocsr"):
-        return None
-    fmt = _FORMATS.get(type(v))
-    if fmt is None:
-        kind = _leaf_sig(v, [])
-        if kind[3] in ("csr", "csc"):
-            _FORMATS[type(v)] = kind[3]
-        return kind
-    # _leaf_sig's kind without its property calls (a csr or csc class's format is its own)
-    return ("sparse", v.shape, v.data.dtype, fmt, bool(v.has_sorted_indices),
-            int(v.indptr[-1]).bit_length(), -1)
-
-
-# the classes of csr and csc values sparse_kind met, and their formats
-_FORMATS: dict = {}
+    kinds, sparse = [], []
+    for v in values:
+        if type(v) is _NDARRAY:
+            continue
+        fmt = _FORMATS.get(type(v))
+        if fmt is not None and not sparse:      # the first: _leaf_sig's, no earlier leaf
+            sparse.append(v)
+            kinds.append(("sparse", v.shape, v.data.dtype, fmt, bool(v.has_sorted_indices),
+                          int(v.indptr[-1]).bit_length(), -1))
+        elif hasattr(v, "tocsr"):
+            kinds.append(_kind_of(v, sparse))
+        else:
+            return None
+    return tuple(kinds)
 
 
 def signature(nodes) -> tuple:
@@ -98,7 +122,7 @@ def signature(nodes) -> tuple:
         v = leaf.value
         values.append(v)
         if type(v) is not _NDARRAY and hasattr(v, "tocsr"):
-            kinds.append(_leaf_sig(v, sparse))
+            kinds.append(_kind_of(v, sparse))
     return (tuple(skeys), tuple(kinds)), values, leaves
 
 

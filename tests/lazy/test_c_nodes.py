@@ -256,12 +256,13 @@ def test_a_program_met_before_is_replayed_by_the_c_lookup(c_ops):
     assert c_nodes.LOOKUP[0](sparse, PROGRAMS._d, True, 1) is None      # not recorded
 
 
-def test_a_program_with_one_sparse_leaf_is_replayed_by_the_c_lookup(c_ops):
-    """The sparse leaf's kind (replay.sparse_kind) joins the lookup's key: a csr
+def test_a_program_with_sparse_leaves_is_replayed_by_the_c_lookup(c_ops):
+    """The sparse leaves' kinds (replay.sparse_kinds) join the lookup's key: a csr
     matrix and its csc twin are two tapes, each found; values written in place
     are read; an index written out of bounds in place gives the InputError naming
-    ep.lazy's operand, as compute's Python path words it; two sparse leaves are
-    left to that path."""
+    ep.lazy's operand, as compute's Python path words it; two sparse leaves of
+    other patterns, of one pattern in two objects, or one object twice are
+    three tapes, each found."""
     c_nodes.use(True)
     A = sp.random_array((6, 6), density=0.4, format="csr", random_state=5)
     x = RNG.random(6)
@@ -276,11 +277,19 @@ def test_a_program_with_one_sparse_leaf_is_replayed_by_the_c_lookup(c_ops):
         c_nodes.LOOKUP[0](ep.lazy(M) @ x, PROGRAMS._d, True, 1)
     with pytest.raises(InputError, match="ep.lazy's operand"):
         ep.compute(ep.lazy(M) @ x)
+    A = sp.random_array((6, 6), density=0.4, format="csr", random_state=6)
+    for B in (A.T.tocsr(), A.copy(), A):
+        for _ in range(2):
+            ep.compute(ep.lazy(A) @ (ep.lazy(B) @ x))               # recorded, replayed
+        for _ in range(2):
+            got = c_nodes.LOOKUP[0](ep.lazy(A) @ (ep.lazy(B) @ x), PROGRAMS._d, True, 1)
+            np.testing.assert_allclose(got, A @ (B @ x), rtol=1e-12)
+            B.data *= -2.0                                  # written in place
     B = A.T.tocsr()
-    for _ in range(3):
-        got = ep.compute(ep.lazy(A) @ (ep.lazy(B) @ x))
-    np.testing.assert_allclose(got, A @ (B @ x), rtol=1e-12)
-    assert c_nodes.LOOKUP[0](ep.lazy(A) @ (ep.lazy(B) @ x), PROGRAMS._d, True, 1) is None
+    program = ep.lazy(A) @ (ep.lazy(B) @ x)
+    B.indices[0] = 99                                       # out of bounds, in place
+    with pytest.raises(InputError, match="ep.lazy's operand"):
+        c_nodes.LOOKUP[0](program, PROGRAMS._d, True, 1)
 
 
 def test_the_memo_leaves_a_key_to_be_made_when_read(c_ops):

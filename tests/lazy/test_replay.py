@@ -124,17 +124,23 @@ def test_arrays_written_in_place_between_replays_give_numpys_answer(n):
 
 
 @pytest.mark.parametrize("cls", [sp.csr_array, sp.csc_array, sp.csr_matrix, sp.csc_matrix])
-def test_the_lookups_sparse_kind_is_the_signatures_each_time(cls):
-    """replay.sparse_kind (the C lookup's key part) equals the kind `signature`
-    gives the same value, on first sight and later, after the value's sort flag,
-    stored entries, shape or dtype changed."""
-    from etchpy.lazy.replay import _leaf_sig, sparse_kind
+def test_the_lookups_sparse_kinds_are_the_signatures_each_time(cls):
+    """replay.sparse_kinds (the C lookup's key part) equals the kinds `signature`
+    gives the same leaf values, on first sight and later, after a value's sort
+    flag, stored entries, dtype or shape changed in place; a later leaf of the
+    same pattern (the same arrays, or equal ones) is found as the signature finds
+    it; a value neither numpy nor sparse is not covered."""
+    from etchpy.lazy.replay import _leaf_sig, sparse_kinds
     M = cls(sp.random_array((6, 5), density=0.5, format="csr", random_state=3))
-    assert sparse_kind(np.ones(3)) is None
+    x = np.ones(5)
+    assert sparse_kinds([x, x]) == () and sparse_kinds([x, [1.0]]) is None
 
     def same():
-        for _ in range(2):
-            assert sparse_kind(M) == _leaf_sig(M, []), type(M)
+        for values in ([M], [x, M], [M, x, M.copy(), M], [M, cls(M.T.T), x]):
+            seen: list = []
+            want = tuple(_leaf_sig(v, seen) for v in values if type(v) is not np.ndarray)
+            for _ in range(2):
+                assert sparse_kinds(values) == want, type(M)
     same()
     M.has_sorted_indices = False
     same()
