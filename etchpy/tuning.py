@@ -296,7 +296,7 @@ class Tuning:
     lazy_library_step: float = 5e3    # ... of a scipy product step (etchpy.lazy.steps)
     lazy_library_work: float = 0.8    # a scipy product's work against a kernel's (no checks)
     lazy_matvec_library_work: float = 1.0   # ... of a sparse input times a vector (SpMV)
-    lazy_libm_cost: float = 5.0       # per entry of a libm map fused in a kernel (maps.c_libm)
+    lazy_libm_cost: float = 20.0      # per entry of a libm map fused in a kernel (maps.c_libm)
     lazy_row_block_bytes: int = 2 << 20   # Xᵀ·f(X·W), X dense of at least lazy_row_block_min
     lazy_row_block_min: int = 16 << 20    # bytes: by row blocks of X this size (0: never; lazy.rows)
     lazy_row_block_l2: int = -1       # ... or X > a host L2 of at least this, by its halves (0: no; -1: the host's)
