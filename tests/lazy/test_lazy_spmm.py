@@ -63,9 +63,10 @@ def test_vectors_run_as_kernels_unless_switched_off(fmt):
 @pytest.mark.parametrize("flip", [False, True])
 def test_a_vector_product_step_is_replayed_by_its_kernels_call_plan(fmt, flip):
     """The scipy product step of X·w (Xᵀ·w) that ran the vector kernel is a kernel
-    step: a replay calls the kernel's plan on the slots (fast_replay's `c0`) and
-    the step itself only where that plan misses (int64 indices, a Fortran-order
-    vector); arrays written in place are read, an index out of bounds refused."""
+    step: a replay calls the kernel's plan on the slots (fast_replay's `c0`), the
+    step itself where that plan misses; new matrices (int64 indices too) give
+    scipy's answer, arrays written in place are read, an index out of bounds is
+    refused."""
     from etchpy.lazy import replay
     from etchpy.runtime import binder
     rng = np.random.default_rng(6)
