@@ -122,11 +122,11 @@ class Tuning:
     fp_contract: bool = True          # a float kernel's multiply-adds contracted into FMA where the target has them (a pragma heading its C)
     size_switch: bool = True          # a walked level's size test (prefetch?) made before loops
     blas: bool = True                 # a dense real GEMM-shaped step calls BLAS; a three-factor one may be Khatri-Rao + GEMM
-    khatri_rao: bool = True           # ... only when its temporary is no larger than the factor
-                                      # it multiplies (real sizes), else the fused step
+    khatri_rao: bool = True           # ... only when its temporary is no larger than the factor it multiplies (real sizes), else the fused step
     blas_operands: bool = True        # ... Σ A·f, f element-wise: f a temporary, then a GEMM
     algorithm_choice: bool = True     # per intersected level and reused row: merge, gallop or
                                       # per pair, marker or not, from the fibre statistics
+    hoist_invariants: bool = True     # a value a loop does not change (a row's factor) computed before it (schedule.invariants)
     hoist_probes: bool = True         # a located factor that is zero unless a test holds
                                       # (a marker probe) tests once above the loops below
     hoist_row_tests: bool = True      # ... joined by `&` with the walked operand's own test

@@ -24,7 +24,8 @@ whose `run` gives statements wins; where none does, the driver emits the plain
 loop. A new pass is a module here, a `Pass` in `PASSES` and a Tuning switch.
 The program point's passes (guarded fibres' prefetch, flat sums' tests as a
 mask, a scatter's runs in a register, gathered sums, the size switch, gathered values' prefetch, far rows' values, threads only for work that
-pays, dense stores' last block overlapped, rows' starts carried) rewrite the whole program
+pays, dense stores' last block overlapped, rows' starts carried, values a loop does not change
+computed before it) rewrite the whole program
 once it is lowered (lower.driver.lower_plan); the checks fused into a kernel's reads (fused_checks)
 make a variant of the whole program, which the pipeline declares
 (pipeline.Compiled.checked) and the runtime runs where an input was bound
@@ -80,7 +81,7 @@ class Pass:
 
 
 from . import (band_rows, blas, blocks, constant_sums, counted_sums, far_rows, mesh_runs, fixed_coordinates, flat_mask, flat_walks, fuse_temps, fused_rows, gather_sums,  # noqa: E402
-               guard_blocks, guard_prefetch, khatri_rao, met_prefetch, overlap_tail, phases, pieces,
+               guard_blocks, guard_prefetch, invariants, khatri_rao, met_prefetch, overlap_tail, phases, pieces,
                prefetch, row_blocks, row_starts, row_streams, run_lanes, run_sums, saturated_sums,
                scatter_runs,
                size_switch, thread_work, threads, unswitch, value_prefetch, window_blocks,
@@ -126,6 +127,7 @@ PASSES = (
          lambda prog, semiring, tuning: thread_work.run(prog, tuning)),
     Pass("dense stores' last block overlapped", "overlap_tail", "program", overlap_tail.run),
     Pass("rows' starts carried", "carry_row_start", "program", row_starts.run),
+    Pass("values a loop does not change before it", "hoist_invariants", "program", invariants.run),
 )
 
 
