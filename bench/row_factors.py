@@ -1,0 +1,78 @@
+"""A row's factor computed once a row (Tuning.hoist_invariants, session 86), against
+the kernel without it and scipy as written.
+
+    python -m bench.row_factors [--rounds N]
+
+Kernels whose loop over a row's entries multiplies by a factor of the row alone:
+`y[j] = Σ_i A[i,j]·exp(d[i])`, `y[i] = Σ_j A[i,j]·x[j]·exp(d[i])` and the gradients
+`Aᵀ(exp(A x) − d)`, `Aᵀ(A x − d)` (the factor read from the kernel's temporary), on
+scikit-fem's P1 Laplacian (8.3e4 entries), the 3-D 7-point Poisson stencil 25³, a
+k-NN graph of scikit-learn's digits (1e5) and a random csr 5000² at 1%: each
+kernel compiled with the switch on and off (both passed as a Tuning) and scipy's
+form, alternated call by call (each order in turn), thread CPU medians; a scipy
+matrix and the same dense operands each call. Needs the bench extra.
+"""
+from __future__ import annotations
+
+from bench import _env  # noqa: F401  (environment first)
+
+import argparse
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+import etchpy as ep
+
+i, j, k = ep.indices("i j k")
+A, d, x = ep.tensor("A", 2, format="csr"), ep.tensor("d", 1), ep.tensor("x", 1)
+FORMS = {
+    "y[j] = Σi A[i,j]·exp(d[i])": (ep.sum(i, A[i, j] * ep.exp(d[i])),
+                                   lambda M, dv, xv: M.T @ np.exp(dv)),
+    "y[i] = Σj A[i,j]·x[j]·exp(d[i])": (ep.sum(j, A[i, j] * x[j] * ep.exp(d[i])),
+                                        lambda M, dv, xv: np.exp(dv) * (M @ xv)),
+    "Aᵀ(exp(Ax) − d)": (ep.sum(i, A[i, j] * (ep.exp(ep.sum(k, A[i, k] * x[k])) - d[i])),
+                        lambda M, dv, xv: M.T @ (np.exp(M @ xv) - dv)),
+    "Aᵀ(Ax − d)": (ep.sum(i, A[i, j] * (ep.sum(k, A[i, k] * x[k]) - d[i])),
+                   lambda M, dv, xv: M.T @ (M @ xv - dv)),
+}
+
+
+def matrices():
+    from bench.calls import stencil3_csr
+    from bench.calls_kernels import fem_p1, knn_digits
+    return {"P1 2-D 8.3e4": fem_p1(7), "3-D Poisson 1.1e5": stencil3_csr(25),
+            "k-NN digits 1e5": knn_digits(1797, 56),
+            "random 5000² 1%": sp.random_array((5000, 5000), density=0.01, format="csr",
+                                               random_state=1)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=201)
+    args = ap.parse_args(argv)
+    on, off = ep.Tuning(), ep.Tuning(hoist_invariants=False)
+    for label, M in matrices().items():
+        M = sp.csr_array(M)
+        rng = np.random.default_rng(0)
+        dv, xv = rng.standard_normal(M.shape[0]) / 4, rng.standard_normal(M.shape[1]) / 8
+        for name, (e, peer) in FORMS.items():
+            given = {t: v for t, v in (("A", M), ("d", dv), ("x", xv)) if f"{t}[" in str(e)}
+            kon, koff = ep.compile(e, tuning=on), ep.compile(e, tuning=off)
+            np.testing.assert_allclose(kon(**given), peer(M, dv, xv), rtol=1e-9, atol=1e-9)
+            sides = {"off": lambda: koff(**given), "on": lambda: kon(**given),
+                     "scipy": lambda: peer(M, dv, xv)}
+            times: dict = {s: [] for s in sides}
+            for r in range(args.rounds):
+                for s, f in (sides.items() if r % 2 else reversed(sides.items())):
+                    t = time.thread_time()
+                    f()
+                    times[s].append(time.thread_time() - t)
+            m = {s: np.median(v) * 1e6 for s, v in times.items()}
+            print(f"{label:18s} {name:33s} off {m['off']:7.1f} µs  on {m['on']:7.1f} µs  "
+                  f"scipy {m['scipy']:7.1f} µs  on/scipy {m['on'] / m['scipy']:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
