@@ -7,7 +7,8 @@ Kernels whose loop over a row's entries multiplies by a factor of the row alone:
 `y[j] = Σ_i A[i,j]·exp(d[i])`, `y[i] = Σ_j A[i,j]·x[j]·exp(d[i])` and the gradients
 `Aᵀ(exp(A x) − d)`, `Aᵀ(A x − d)` (the factor read from the kernel's temporary), on
 scikit-fem's P1 Laplacian (8.3e4 entries), the 3-D 7-point Poisson stencil 25³, a
-k-NN graph of scikit-learn's digits (1e5) and a random csr 5000² at 1%: each
+k-NN graph of scikit-learn's digits (1e5) and a random csr 5000² at 1%, and the
+broadcast `C[i,j] = M[i,j]·exp(d[i])` and `Σ_i M[i,j]·exp(d[i])` on a dense 300² M: each
 kernel compiled with the switch on and off (both passed as a Tuning) and scipy's
 form, alternated call by call (each order in turn), thread CPU medians; a scipy
 matrix and the same dense operands each call. Needs the bench extra.
@@ -38,6 +39,14 @@ FORMS = {
 }
 
 
+Md = ep.tensor("M", 2)
+DENSE = {   # a dense 300² M: the broadcast form's row loop
+    "C[i,j] = M[i,j]·exp(d[i])": (Md[i, j] * ep.exp(d[i]), lambda M, dv, xv: M * np.exp(dv)[:, None]),
+    "y[j] = Σi M[i,j]·exp(d[i])": (ep.sum(i, Md[i, j] * ep.exp(d[i])),
+                                   lambda M, dv, xv: np.exp(dv) @ M),
+}
+
+
 def matrices():
     from bench.calls import stencil3_csr
     from bench.calls_kernels import fem_p1, knn_digits
@@ -52,12 +61,14 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=201)
     args = ap.parse_args(argv)
     on, off = ep.Tuning(), ep.Tuning(hoist_invariants=False)
-    for label, M in matrices().items():
-        M = sp.csr_array(M)
+    runs = [(label, sp.csr_array(M), FORMS) for label, M in matrices().items()]
+    runs.append(("dense 300²", np.random.default_rng(2).random((300, 300)), DENSE))
+    for label, M, forms in runs:
         rng = np.random.default_rng(0)
         dv, xv = rng.standard_normal(M.shape[0]) / 4, rng.standard_normal(M.shape[1]) / 8
-        for name, (e, peer) in FORMS.items():
-            given = {t: v for t, v in (("A", M), ("d", dv), ("x", xv)) if f"{t}[" in str(e)}
+        for name, (e, peer) in forms.items():
+            given = {t: v for t, v in (("A", M), ("M", M), ("d", dv), ("x", xv))
+                     if f"{t}[" in str(e)}
             kon, koff = ep.compile(e, tuning=on), ep.compile(e, tuning=off)
             np.testing.assert_allclose(kon(**given), peer(M, dv, xv), rtol=1e-9, atol=1e-9)
             sides = {"off": lambda: koff(**given), "on": lambda: kon(**given),
