@@ -34,6 +34,7 @@ from .plan import algorithms, dense as dense_plan, fusion, layout as plan_layout
     plan as planning
 from .plan.convert import kernel_tensors
 from .plan.cost import Stats
+from .plan.map_temps import map_temps
 from .semiring import Semiring
 from .tuning import Tuning
 
@@ -157,7 +158,8 @@ def plan_request(req: Request) -> tuple:
     stats = Stats(req.options.get("dims"), req.options.get("nnz"), plan.origin,
                   req.tuning, req.measured.fibers if req.measured is not None else ())
     plan = fusion.widen(plan, stats)      # which fused readers may sum more
-    if req.order is None:       # dense steps as GEMMs (BLAS): Khatri-Rao, layouts
+    if req.order is None:       # libm maps once a cell; dense steps as GEMMs (BLAS)
+        plan = map_temps(plan, stats)
         plan = dense_plan.khatri_rao(plan, req.semiring, req.tuning, stats.dim)
         plan = dense_plan.operand_temps(plan, req.semiring, stats,
                                         req.out_format is None or req.out_format.is_dense)

@@ -126,9 +126,10 @@ class Tuning:
     blas_operands: bool = True        # ... Σ A·f, f element-wise: f a temporary, then a GEMM
     algorithm_choice: bool = True     # per intersected level and reused row: merge, gallop or
                                       # per pair, marker or not, from the fibre statistics
+    map_temps: bool = True            # a libm map of dense inputs a step reaches >= map_temp_ratio times its cells: a temporary (plan.map_temps)
+    map_temp_ratio: float = 2.0
     hoist_invariants: bool = True     # a value a loop does not change (a row's factor) computed before it (schedule.invariants)
-    hoist_probes: bool = True         # a located factor that is zero unless a test holds
-                                      # (a marker probe) tests once above the loops below
+    hoist_probes: bool = True         # a located factor that is zero unless a test holds (a marker probe) tests once above the loops below
     hoist_row_tests: bool = True      # ... joined by `&` with the walked operand's own test
                                       # at that level (a row test of its entry): one branch
     guard_leaves: bool = True         # ... at a leaf level too (a failing entry adds nothing)
@@ -147,8 +148,7 @@ class Tuning:
     bool_product_min: bool = True     # a boolean product of n factors as the bytes' unsigned minimum, one test
     overlap_tail: bool = True         # a dense store loop of bytes in blocks of overlap_values, its last
     overlap_values: int = 32          # block overlapping the one before (lower.schedule.overlap_tail)
-    fused_temporaries: bool = True    # a temporary a sparse walk makes and the next step reads as
-                                      # a factor: a workspace in its maker's loops (plan.fusion)
+    fused_temporaries: bool = True    # a temporary a sparse walk makes and the next step reads as a factor: a workspace in its maker's loops (plan.fusion)
     access_order: bool = True         # loop orders priced with their strided dense reads; a
                                       # temporary laid out in its reader's order where it can be
     written_nesting: bool = True      # a Σ nested in a product as written may run as its own
@@ -375,7 +375,7 @@ FORCE = Tuning(
     prefetch_min_bytes=0, run_ahead=1, run_short=0, run_long=1, run_min_entries=0, mesh_runs=0,
     piece_ahead=1, piece_short=1, row_block_min=0, window_walk_long=1,
     block_sizes=(1, 2, 3, 4), chunks_per_thread=1, thread_min_work=0, hash_workspace_dim=1 << 62,
-    pull_alpha=1e9, pull_beta=1.0, rounds_above=1, bucket_count=1, scan_below=0, pull_measured=False,
+    pull_alpha=1e9, pull_beta=1.0, rounds_above=1, bucket_count=1, map_temp_ratio=0.0, scan_below=0, pull_measured=False,
     flat_mask=16, row_stream_count=4, hash_probe_lanes=8)
 FORCE_HASH = FORCE.with_(hash_workspace_dim=0)
 FIXPOINT = DEFAULT.with_(run_ahead=128, run_short=1, run_long=1 << 62, run_min_entries=0, mesh_runs=0)  # pagerank's C loop

@@ -45,11 +45,10 @@ from ..expr.nodes import Access, Expr, Index, Mul, TensorVar
 from ..expr.compare import values_as_stored
 from ..expr.walk import accesses
 from ..expr.windows import WindowVar
-from ..imp import Names
 from ..semiring import Semiring
 from . import fusion
 from .cost import nest_cost, temp_work
-from .reserved import reserved_tensor
+from .reserved import plan_names, reserved_tensor
 
 
 KR_PREFIX = "tmp_kr"     # the name of a Khatri-Rao temporary starts so
@@ -145,10 +144,7 @@ def khatri_rao(plan, sr: Semiring, tuning, dim) -> object:
         return plan
     chained = ({k for chain in fusion.chains(plan) for k in chain.steps}
                if tuning.fused_temporaries else set())
-    steps, temps = [], dict(plan.temps)
-    names = Names()
-    for v in list(plan.origin) + list(temps) + [ix for s in plan.steps for ix in s.order]:
-        names.fresh(v)
+    steps, temps, names = [], dict(plan.temps), plan_names(plan)
     for n, step in enumerate(plan.steps):
         split = None if n in chained else _split(step, dim)
         if split is None:
@@ -217,7 +213,7 @@ def operand_temps(plan, sr: Semiring, stats, dense_out: bool = True) -> object:
             steps.append(step)
             continue
         if names is None:
-            names = _names(plan)
+            names = plan_names(plan)
         axes, a, rest = split
         tvar = _temp(names.fresh(OP_PREFIX), len(axes))
         temps[tvar.name] = tvar
@@ -227,13 +223,6 @@ def operand_temps(plan, sr: Semiring, stats, dense_out: bool = True) -> object:
     if names is None:
         return plan
     return replace(plan, steps=tuple(steps), temps=temps)
-
-
-def _names(plan) -> Names:
-    names = Names()
-    for v in list(plan.origin) + list(plan.temps) + [ix for s in plan.steps for ix in s.order]:
-        names.fresh(v)
-    return names
 
 
 def _operand_split(step, stats):

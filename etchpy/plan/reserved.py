@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..expr.nodes import TensorVar
 from ..formats import Format
+from ..imp import Names
 
 
 def reserved_tensor(name: str, order: int, fmt: Format | None = None) -> TensorVar:
@@ -14,3 +15,12 @@ def reserved_tensor(name: str, order: int, fmt: Format | None = None) -> TensorV
     for attr, value in (("name", name), ("order", order), ("format", fmt), ("iso", False)):
         object.__setattr__(tvar, attr, value)
     return tvar
+
+
+def plan_names(plan) -> Names:
+    """A name supply that has claimed every index and temporary name of `plan`: a
+    plan pass's new temporaries come from it."""
+    names = Names()
+    for v in list(plan.origin) + list(plan.temps) + [ix for s in plan.steps for ix in s.order]:
+        names.fresh(v)
+    return names
