@@ -1,17 +1,20 @@
-"""A row's factor computed once a row (Tuning.hoist_invariants, session 86), against
-the kernel without it and scipy as written.
+"""A row's factor computed once a row (Tuning.hoist_invariants, session 86), and a
+libm map of a vector made once a cell (Tuning.map_temps), against the kernel
+without it and scipy as written.
 
-    python -m bench.row_factors [--rounds N]
+    python -m bench.row_factors [--rounds N] [--off hoist_invariants | map_temps]
 
-Kernels whose loop over a row's entries multiplies by a factor of the row alone:
-`y[j] = Σ_i A[i,j]·exp(d[i])`, `y[i] = Σ_j A[i,j]·x[j]·exp(d[i])` and the gradients
-`Aᵀ(exp(A x) − d)`, `Aᵀ(A x − d)` (the factor read from the kernel's temporary), on
+Kernels whose loop over a row's entries multiplies by a factor of the row alone
+(`y[j] = Σ_i A[i,j]·exp(d[i])`, `y[i] = Σ_j A[i,j]·x[j]·exp(d[i])`, the gradients
+`Aᵀ(exp(A x) − d)` and `Aᵀ(A x − d)`, whose factor is read from the kernel's
+temporary) or by a map along the inner index (`y[i] = Σ_j A[i,j]·exp(x[j])`), on
 scikit-fem's P1 Laplacian (8.3e4 entries), the 3-D 7-point Poisson stencil 25³, a
-k-NN graph of scikit-learn's digits (1e5) and a random csr 5000² at 1%, and the
-broadcast `C[i,j] = M[i,j]·exp(d[i])` and `Σ_i M[i,j]·exp(d[i])` on a dense 300² M: each
-kernel compiled with the switch on and off (both passed as a Tuning) and scipy's
-form, alternated call by call (each order in turn), thread CPU medians; a scipy
-matrix and the same dense operands each call. Needs the bench extra.
+k-NN graph of scikit-learn's digits (1e5) and a random csr 5000² at 1%; and the
+broadcasts `M[i,j]·exp(d[i])`, `Σ_i M[i,j]·exp(d[i])`, `M[i,j]·exp(x[j])` on a dense
+300² M. Each kernel is compiled with the default Tuning and with `--off`'s switch
+off (both passed as a Tuning) and run alternated call by call with scipy's form
+(each order in turn), thread CPU medians; the same matrix and dense operands each
+call. Needs the bench extra.
 """
 from __future__ import annotations
 
@@ -32,6 +35,8 @@ FORMS = {
                                    lambda M, dv, xv: M.T @ np.exp(dv)),
     "y[i] = Σj A[i,j]·x[j]·exp(d[i])": (ep.sum(j, A[i, j] * x[j] * ep.exp(d[i])),
                                         lambda M, dv, xv: np.exp(dv) * (M @ xv)),
+    "y[i] = Σj A[i,j]·exp(x[j])": (ep.sum(j, A[i, j] * ep.exp(x[j])),
+                                   lambda M, dv, xv: M @ np.exp(xv)),
     "Aᵀ(exp(Ax) − d)": (ep.sum(i, A[i, j] * (ep.exp(ep.sum(k, A[i, k] * x[k])) - d[i])),
                         lambda M, dv, xv: M.T @ (np.exp(M @ xv) - dv)),
     "Aᵀ(Ax − d)": (ep.sum(i, A[i, j] * (ep.sum(k, A[i, k] * x[k]) - d[i])),
@@ -44,6 +49,7 @@ DENSE = {   # a dense 300² M: the broadcast form's row loop
     "C[i,j] = M[i,j]·exp(d[i])": (Md[i, j] * ep.exp(d[i]), lambda M, dv, xv: M * np.exp(dv)[:, None]),
     "y[j] = Σi M[i,j]·exp(d[i])": (ep.sum(i, Md[i, j] * ep.exp(d[i])),
                                    lambda M, dv, xv: np.exp(dv) @ M),
+    "C[i,j] = M[i,j]·exp(x[j])": (Md[i, j] * ep.exp(x[j]), lambda M, dv, xv: M * np.exp(xv)),
 }
 
 
@@ -59,8 +65,10 @@ def matrices():
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=201)
+    ap.add_argument("--off", default="hoist_invariants",
+                    help="the Tuning switch the off side turns off (or map_temps)")
     args = ap.parse_args(argv)
-    on, off = ep.Tuning(), ep.Tuning(hoist_invariants=False)
+    on, off = ep.Tuning(), ep.Tuning(**{args.off: False})
     runs = [(label, sp.csr_array(M), FORMS) for label, M in matrices().items()]
     runs.append(("dense 300²", np.random.default_rng(2).random((300, 300)), DENSE))
     for label, M, forms in runs:
