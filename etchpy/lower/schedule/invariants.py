@@ -19,7 +19,10 @@ evaluated whenever that statement runs (not a select's branch, not right of && o
 ||), reading no scalar the body assigns or declares and no array it writes (a
 statement kind this module does not know counts every name it uses as written),
 and worth a variable: e holds a map other than ⊕ and ⊗, or a load of an array
-that is not an input parameter. e reads its arrays directly (no index read from
+that is not an input parameter. A term holding a map moves only over a float64
+carrier, where every map's C value has the carrier's type (a float32 kernel's
+`exp` is a double until the expression around it is stored; a complex one's
+`cabs` is real). e reads its arrays directly (no index read from
 another array, no probe or bit test): a coordinate read from an index array, which
 the build with fused checks clamps where it is read, is never moved. Nothing else moves; every loop keeps its `walk`
 note, so the passes after this one find their loops as before.
@@ -34,6 +37,8 @@ test_invariants.py checks it.
 from __future__ import annotations
 
 from dataclasses import replace
+
+import numpy as np
 
 from ... import imp
 from ...imp import (Accum, Assign, Bin, Bit, Block, Comment, Decl, If, Load, Opaque,
@@ -50,11 +55,12 @@ def run(prog, semiring, tuning):
     docstring); `prog` itself when none is taken."""
     inputs = {p.name for p in prog.params if p.kind == "in_array"}
     names = program_names(prog)
-    body = _walk(prog.body, inputs, names)
+    maps = semiring is not None and np.dtype(semiring.dtype) == np.float64
+    body = _walk(prog.body, (inputs, maps), names)
     return prog if body is prog.body else replace(prog, body=body)
 
 
-def _walk(s, inputs: set, names):
+def _walk(s, inputs: tuple, names):
     """s (a statement or a tuple of them) with every loop inside it rewritten,
     innermost first."""
     if isinstance(s, tuple):
@@ -65,7 +71,7 @@ def _walk(s, inputs: set, names):
     return _hoisted(t, inputs, names) if isinstance(t, While) else t
 
 
-def _hoisted(loop: While, inputs: set, names):
+def _hoisted(loop: While, inputs: tuple, names):
     """The loop under its test with its invariant values declared first, or the loop."""
     changed = _changed(loop.body)
     top = loop.body.stmts if isinstance(loop.body, Seq) else (loop.body,)
@@ -97,7 +103,7 @@ def _evaluated(s) -> tuple:
     return ()
 
 
-def _collect(e, changed: set, inputs: set, found: dict) -> None:
+def _collect(e, changed: set, inputs: tuple, found: dict) -> None:
     """Adds to `found` the largest worthwhile invariant Ring terms of e at places
     evaluated whenever e is."""
     if isinstance(e, Ring) and _worth(e, inputs) and not imp.names_used(e) & changed:
@@ -114,16 +120,22 @@ def _collect(e, changed: set, inputs: set, found: dict) -> None:
                     _collect(x, changed, inputs, found)
 
 
-def _worth(e, inputs: set) -> bool:
+def _worth(e, inputs: tuple) -> bool:
     """Whether e holds a map other than ⊕ and ⊗ or a load of a non-input array, and
     reads every array directly (no index read from an array: what fused checks
-    clamp stays where they find it; no probe, no bit)."""
+    clamp stays where they find it; no probe, no bit). `inputs`: (the input
+    arrays, whether maps may move: a float64 carrier, where every map's C value
+    is the carrier's type; elsewhere a map's C value (a libm double under a
+    float32 carrier, cabs's real under a complex one) would be converted early)."""
+    arrays, maps = inputs
     terms = list(imp.subterms(e))
     if any(isinstance(x, (Bit, Probe)) or isinstance(x, Load) and any(
-            isinstance(y, (Load, Bit, Probe)) for y in imp.subterms(x.index)) for x in terms):
+            isinstance(y, (Load, Bit, Probe)) for y in imp.subterms(x.index))
+            or isinstance(x, Ring) and x.op not in ("add", "mul") and not maps
+            for x in terms):
         return False
     return any(isinstance(x, Ring) and x.op not in ("add", "mul")
-               or isinstance(x, Load) and x.array not in inputs for x in terms)
+               or isinstance(x, Load) and x.array not in arrays for x in terms)
 
 
 def _changed(body) -> set:
