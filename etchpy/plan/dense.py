@@ -142,8 +142,7 @@ def khatri_rao(plan, sr: Semiring, tuning, dim) -> object:
     walk, not over the temporary's whole dense space."""
     if not (tuning.blas and has_blas(sr)):
         return plan
-    chained = ({k for chain in fusion.chains(plan) for k in chain.steps}
-               if tuning.fused_temporaries else set())
+    chained = fusion.chained_steps(plan, tuning)
     steps, temps, names = [], dict(plan.temps), plan_names(plan)
     for n, step in enumerate(plan.steps):
         split = None if n in chained else _split(step, dim)
@@ -201,8 +200,7 @@ def operand_temps(plan, sr: Semiring, stats, dense_out: bool = True) -> object:
     tuning = stats.tuning
     if not (tuning.blas and tuning.blas_operands and has_blas(sr)):
         return plan
-    chained = ({k for chain in fusion.chains(plan) for k in chain.steps}
-               if tuning.fused_temporaries else set())
+    chained = fusion.chained_steps(plan, tuning)
     stats = stats.with_origin(plan.origin)
     steps, temps, names = [], dict(plan.temps), None
     for n, step in enumerate(plan.steps):

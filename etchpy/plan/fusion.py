@@ -82,6 +82,14 @@ class Chain:
         return self.steps[0]
 
 
+def chained_steps(plan, tuning) -> set:
+    """The numbers of the steps in `plan`'s chains where `tuning.fused_temporaries`
+    fuses them (else none): the steps a plan pass that splits steps leaves alone."""
+    if not tuning.fused_temporaries:
+        return set()
+    return {k for chain in chains(plan) for k in chain.steps}
+
+
 def chains(plan) -> list[Chain]:
     """The chains of `plan`, longest first from each driver, not overlapping."""
     out, taken = [], set()

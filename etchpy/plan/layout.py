@@ -119,8 +119,7 @@ def for_blas(plan, sr, stats, limit: int = 512):
     tuning = stats.tuning
     if not (tuning.blas and tuning.access_order and dense.has_blas(sr)):
         return plan
-    chained = ({k for chain in fusion.chains(plan) for k in chain.steps}
-               if tuning.fused_temporaries else set())
+    chained = fusion.chained_steps(plan, tuning)
     steps = list(plan.steps)
     makers = {s.target: n for n, s in enumerate(steps) if s.target in plan.temps}
     for n, step in enumerate(steps):

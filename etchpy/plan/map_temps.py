@@ -42,8 +42,7 @@ def map_temps(plan, stats) -> object:
     tuning = stats.tuning
     if not tuning.map_temps:
         return plan
-    chained = ({k for chain in fusion.chains(plan) for k in chain.steps}
-               if tuning.fused_temporaries else set())
+    chained = fusion.chained_steps(plan, tuning)
     stats = stats.with_origin(plan.origin)
     steps, temps, names = [], dict(plan.temps), None
     for n, step in enumerate(plan.steps):
