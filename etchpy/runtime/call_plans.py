@@ -52,6 +52,7 @@ from .cast_steps import DenseCast, cast_lines, cast_step
 from .plan_steps import (Dense, Miss, Sparse, dense_lines, dense_step, permuted as _permuted,
                          sparse_lines, sparse_step, tensor_step, values_cast)
 from .scalar_steps import SCALARS, scalar_step
+from .shape_steps import shape_made, shape_step
 from .tensor import Tensor
 from .window_steps import (DenseWindowStep, RowsWindowStep, TensorWindowStep, caller_names,
                            share_operands, window_step, windows_only)
@@ -67,13 +68,11 @@ def plan_key(inputs: dict) -> tuple:
 
 def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0, casts=False,
           order=None):
-    """The step for input `name` as the general call bound it, or None when its kind
-    is not one a plan covers. `order`: the mode order of the dense tensor the
-    kernel declares (None: not dense). `casts`: a numpy input bound as a copy
-    (another dtype, not contiguous in `order`) gets a step making that copy in
-    that order (Tuning.plan_casts)."""
-    if (casts and type(value) is np.ndarray and set(bound.roles) == {"vals"}
-            and not bound.own):
+    """The step for input `name` as the general call bound it, or None when its kind is
+    not one a plan covers. `order`: the mode order of the dense tensor the kernel declares
+    (None: not dense). `casts`: a numpy input bound as a copy (another dtype, not
+    contiguous in `order`) gets a step making that copy in that order (Tuning.plan_casts)."""
+    if casts and type(value) is np.ndarray and set(bound.roles) == {"vals"} and not bound.own:
         return cast_step(name, value, positions, sr, types, _permuted(order))
     if type(value) in SCALARS:                  # bound as a 0-d Tensor made each call
         return scalar_step(name, value, positions, sr, types)
@@ -124,16 +123,15 @@ def _shape_facts(owner, names, bound, out_shape):
 
 
 def _eligible(owner, kern, given=False) -> bool:
-    """Whether calls of `owner` run by `kern` can have plans: a dense output or a
-    sparse one the kernel grows (`_sparse_out`), no implicit tensors but windows
-    (no identities, no comparisons: the parameters are windows' bounds) unless
-    `given` (the caller passes them made), no iso inputs, no planned conversions."""
+    """Whether calls of `owner` run by `kern` can have plans: a dense output or a sparse one
+    the kernel grows (`_sparse_out`), no implicit tensors but windows and those made from
+    shapes (shape_steps) unless `given` (passed made), no iso inputs, no conversions."""
     dense = owner._dense_out and all(
         kind in ("out_dense", "out_zeroed") for _, kind, _, _ in kern._out_slots)
     return ((dense or _sparse_out(owner, kern))
-            and (given or not owner._identities or windows_only(owner.tensors))
-            and not owner._iso
-            and all(src == name and not conv for name, (src, _, conv) in kern._inputs.items()))
+            and (given or not owner._identities or windows_only(owner.tensors, shape_made))
+            and not owner._iso and all(src == name and not conv
+                                       for name, (src, _, conv) in kern._inputs.items()))
 
 
 def _sparse_out(owner, kern) -> bool:
@@ -147,30 +145,32 @@ def _sparse_out(owner, kern) -> bool:
 def make_plan(owner, made: tuple, inputs: dict, given=False):
     """The plan for calls of kernel `owner` on inputs of the kind of `inputs`, which
     a general call just ran successfully as `made` (Kernel._make's tuple); None
-    when some input's kind or the kernel is not one plans cover. A window's
-    step (runtime.window_steps) reads its operand and parameters from the call.
-    `given`: `inputs` are those `made` bound, comparisons made (runtime.walk_plans)."""
+    when some input's kind or the kernel is not one plans cover. A window's step
+    (runtime.window_steps) reads its operand and parameters from the call, a δ's or
+    an index comparison's (runtime.shape_steps) its shapes. `given`: `inputs` are
+    those `made` bound, comparisons made (runtime.walk_plans)."""
     kern, lib, types, function, _, bound, out_shape, idx_dtype, planned = made
     if not _eligible(owner, kern, given) or caller_names(bound, owner.tensors) != inputs.keys():
         return None
-    # the caller's order (the binder's positional calls keep it), or with windows
-    # the kernel's inputs (a window's operand and bounds are read by its step)
+    # the caller's order (the binder's calls keep it), else the kernel's inputs (by steps)
     names = tuple(inputs) if bound.keys() == inputs.keys() else tuple(bound)
     sr = owner.semiring
     types = {**types, "ffi": lib.ffi, "idx_dtype": idx_dtype}
     steps = []
     for name in names:
         tv = owner.tensors.get(name)
-        if isinstance(tv, WindowVar):
-            step = window_step(name, tv, inputs, bound[name], kern._in_slots[name], sr,
-                               name in kern._fused, lib, types, idx_dtype,
-                               owner.request.tuning.keep_call_bytes)
+        slots = kern._in_slots[name]
+        if shape_made(tv):
+            step = shape_step(tv, inputs, owner._modes, slots, sr, lib, types, idx_dtype)
+        elif isinstance(tv, WindowVar):
+            step = window_step(name, tv, inputs, bound[name], slots, sr, name in kern._fused,
+                               lib, types, idx_dtype, owner.request.tuning.keep_call_bytes)
         else:       # the format the kernel that runs it declares (runtime.adopt)
-            fmt = getattr(kern.tensors.get(name), "format", None)
-            step = _step(name, inputs[name], bound[name], kern._in_slots[name], sr,
-                         idx_dtype, types, owner.request.tuning.keep_call_bytes,
-                         owner.request.tuning.plan_casts and fmt is not None and fmt.is_dense,
-                         fmt.mode_order if fmt is not None and fmt.is_dense else None)
+            fmt, tuning = getattr(kern.tensors.get(name), "format", None), owner.request.tuning
+            dense = fmt is not None and fmt.is_dense
+            step = _step(name, inputs[name], bound[name], slots, sr, idx_dtype, types,
+                         tuning.keep_call_bytes, tuning.plan_casts and dense,
+                         fmt.mode_order if dense else None)
         if step is None:
             return None
         steps.append(step)

@@ -98,7 +98,7 @@ def with_predicates(e, inputs: dict, sr: Semiring, reuse: bool = True) -> dict:
                            {name: bins.view(tv, inputs, sr)})
             continue
         dims = tuple(_size(sizes, ix.name, name) for ix in acc.indices)
-        out[name] = _range(tv, dims[0], inputs, sr) if tv.kind == "range" else _pairs(
+        out[name] = _range(tv, dims[0], inputs, sr) if tv.kind == "range" else index_pairs(
             tv, dims, sr) if tv.kind != "codes" else _code_set(tv, dims[0], inputs, sr, reuse)
     return out
 
@@ -199,7 +199,7 @@ def _ones(n: int, dtype, one) -> np.ndarray:
     return np.frombuffer(np.full(n, one, dtype=dtype).tobytes(), dtype=dtype)
 
 
-def _pairs(tv: CompareVar, dims, sr: Semiring) -> Tensor:
+def index_pairs(tv: CompareVar, dims, sr: Semiring) -> Tensor:
     """An index comparison's tensor: its shape and nothing stored (a dense tensor
     without values), since its stream reads no array (streams.from_expr
     index_compare). `dense_value` gives its values."""

@@ -26,6 +26,7 @@ from ..expr.windows import WindowVar
 from . import calling, window_rows
 from .calling import refuse_nan
 from .plan_steps import Miss, class_range, tensor_step
+from .shape_steps import shape_made
 from .signature import layout
 from .tensor import Tensor
 from .windows import WindowInput, extended_shape
@@ -34,18 +35,23 @@ __all__ = ["WindowStep", "DenseWindowStep", "RowsWindowStep", "TensorWindowStep"
            "windows_only", "window_step", "share_operands", "caller_names"]
 
 
-def windows_only(tensors: dict) -> bool:
+def windows_only(tensors: dict, besides=None) -> bool:
     """Whether the implicit tensors of `tensors` are all windows (no diagonal's
-    identity, no comparison): then the parameters are the windows' bounds only."""
-    return not any(isinstance(tv, (IdentityVar, CompareVar)) for tv in tensors.values())
+    identity, no comparison), or pass `besides` (a test of one): then the
+    parameters are the windows' bounds only."""
+    return not any(isinstance(tv, (IdentityVar, CompareVar)) and not (besides and besides(tv))
+                   for tv in tensors.values())
 
 
 def caller_names(kern_inputs, tensors: dict) -> set:
     """The inputs a caller passes for kernel inputs `kern_inputs` (names): a
-    window's operand and parameters in place of the window."""
+    window's operand and parameters in place of the window; nothing for a
+    diagonal's δ or an index comparison (made from shapes: runtime.shape_steps)."""
     out = set()
     for name in kern_inputs:
         tv = tensors.get(name)
+        if shape_made(tv):
+            continue
         if isinstance(tv, WindowVar):
             out.update((tv.source, *tv.params))
         else:

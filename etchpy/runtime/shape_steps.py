@@ -1,0 +1,94 @@
+"""Implicit tensors made from shapes alone, in call plans (runtime.call_plans).
+
+A diagonal's identity δ (expr.diagonal, an IdentityVar: runtime.identity) and an
+index comparison `i < j + d` (expr.compare, a CompareVar of kind "index":
+runtime.predicates) are no caller's input, and what the kernel reads of them
+depends only on sizes: δ's arrays on the size n of its source's two repeated
+modes (the same n×n identity whatever the values), a comparison's two
+dimensions on its indices' sizes (it stores nothing). So a call plan binds
+them as a step of its own, worked out from the call's other inputs' shapes:
+the source's (δ) or the inputs that index each of the comparison's indices,
+read by (tensor, mode) found once. The C arguments of one shape are made
+once (the general path's tensor, bound as it binds it) and reused for that
+shape (the last shape's kept); δ's repeated modes of unequal sizes are a miss (the general path
+names the input). Values, parameters and anything read per entry stay
+outside (value predicates, ranges: no plan).
+
+    shape_made(tv)                          δ, or an index comparison
+    shape_step(tv, inputs, modes, positions, sr, lib, types, idx_dtype)
+"""
+from __future__ import annotations
+
+from ..expr.compare import CompareVar
+from ..expr.nodes import IdentityVar
+from . import calling
+from .identity import identity
+from .plan_steps import Miss
+from .predicates import index_pairs
+
+__all__ = ["shape_made", "shape_step", "ShapeStep"]
+
+
+def shape_made(tv) -> bool:
+    """Whether the implicit tensor `tv` is made from sizes alone (δ of a diagonal,
+    an index comparison), so that a plan binds it from the call's shapes.
+
+        >>> shape_made(kern.tensors["eq_A_0_1"])
+        True
+    """
+    return type(tv) is IdentityVar or (type(tv) is CompareVar and tv.kind == "index")
+
+
+class ShapeStep:
+    """The step of one shape-made tensor (see the module docstring). Called with
+    the whole inputs dict (`whole`), it fills the tensor's C arguments into
+    `args` and returns its shape; Miss for δ over modes of unequal sizes."""
+
+    whole = True
+    __slots__ = ("tv", "sources", "positions", "sr", "lib", "types", "idx_dtype", "made")
+
+    def __init__(self, tv, sources, positions, sr, lib, types, idx_dtype):
+        self.tv, self.sources, self.positions, self.sr = tv, sources, positions, sr
+        self.lib, self.types, self.idx_dtype = lib, types, idx_dtype
+        self.made: dict = {}        # the last shape -> (its tensor, its C arguments)
+
+    def __call__(self, inputs, args):
+        shape = tuple([inputs[name].shape[mode] for name, mode in self.sources])
+        hit = self.made.get(shape)
+        if hit is None:
+            hit = self._make(shape, inputs)
+        for pos, arg in hit[1]:
+            args[pos] = arg
+        return hit[0].shape
+
+    def _make(self, shape, inputs) -> tuple:
+        tv = self.tv
+        if type(tv) is IdentityVar:
+            if shape[0] != shape[1]:
+                raise Miss          # the general path's InputError names the source
+            t = identity(tv, inputs[tv.source], self.sr)
+        else:
+            t = index_pairs(tv, shape, self.sr)
+        b = calling.bind(t, tv, self.sr)
+        hit = (t, calling.input_args(b, self.positions, self.lib, self.types, self.idx_dtype))
+        self.made = {shape: hit}        # one shape kept: a δ holds arrays of n
+        return hit
+
+
+def shape_step(tv, inputs, modes, positions, sr, lib, types, idx_dtype) -> ShapeStep | None:
+    """The step of shape-made `tv` in a plan for calls on inputs like `inputs` (the
+    caller's, by name); `modes`: the kernel's (index, tensor, mode) of every access
+    (signature.index_modes). None when a comparison's index is in no input the
+    caller passes (its size would be unknown: the general path says so)."""
+    if type(tv) is IdentityVar:
+        sources = tuple((tv.source, m) for m in tv.modes)
+    else:
+        at = {}
+        for ix, name, mode in modes:
+            if name in inputs and getattr(inputs[name], "shape", None) is not None:
+                at.setdefault(ix, (name, mode))
+        ixs = {mode: ix for ix, name, mode in modes if name == tv.name}
+        if sorted(ixs) != [0, 1] or any(ix not in at for ix in ixs.values()):
+            return None
+        sources = (at[ixs[0]], at[ixs[1]])
+    return ShapeStep(tv, sources, positions, sr, lib, types, idx_dtype)

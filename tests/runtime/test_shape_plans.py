@@ -1,0 +1,112 @@
+"""Implicit tensors made from shapes on the call plans (runtime.shape_steps): a
+diagonal's δ and an index comparison are bound by a plan from the call's
+shapes, so a kernel reading them keeps a plan like any other; each call,
+whatever its sizes, equals the reference, and a call the plan does not cover
+(δ's modes of unequal sizes, another size class) goes to the general path,
+which words the error."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import etchpy as ep
+from etchpy.errors import InputError
+from etchpy.runtime.call_plans import MISS
+from etchpy.runtime.shape_steps import ShapeStep, shape_made
+
+pytestmark = pytest.mark.usefixtures("shared_cache")
+# names the generated code uses among them
+i, j, row, pos = ep.indices("i j row pos")
+
+
+def reference(e, **inputs):
+    return ep.evaluate(e, backend="reference", **inputs)
+
+
+def _steps(kern):
+    """The shape steps of the plan `kern` tries first (its closure's namespace)."""
+    space = kern._plan.__globals__
+    return [v for k, v in space.items() if k.startswith("step") and type(v) is ShapeStep]
+
+
+def matrices(rng, n, fmt):
+    M = sp.random_array((n, n), density=0.3, format="csr", random_state=rng)
+    M = M + sp.eye_array(n, format="csr") * rng.random()     # a diagonal, mostly stored
+    return {"csr": M.tocsr(), "csc": M.tocsc(), "dense": M.toarray(),
+            "tensor": ep.Tensor.from_scipy(M.tocsr(), "csr")}[fmt]
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "dense", "tensor"])
+def test_diagonal_kernels_run_by_a_plan_and_equal_the_reference(fmt):
+    A, x = ep.tensor("A", 2, "csr" if fmt == "tensor" else fmt), ep.tensor("x", 1)
+    exprs = [A[row, row], ep.sum(row, A[row, row] * x[row]), ep.sum(row, A[row, row])]
+    rng = np.random.default_rng(1)
+    for e in exprs:
+        kern = ep.compile(e)
+        for n in (9, 12, 15, 9, 40, 33):        # new matrices, two size classes
+            inputs = {"A": matrices(rng, n, fmt), "x": rng.random(n)}
+            inputs = {k: v for k, v in inputs.items() if k in kern._users}
+            want = reference(e, **inputs)
+            np.testing.assert_allclose(kern(**inputs), want, rtol=1e-12)
+            planned = kern._by_plan(inputs)
+            assert planned is not MISS, f"{e}: the plan missed a call of its kind"
+            np.testing.assert_allclose(planned, want, rtol=1e-12)
+        assert _steps(kern), f"{e}: its δ was not a plan step"
+
+
+def test_a_plan_misses_a_rectangular_matrix_and_the_general_path_names_it():
+    A = ep.tensor("A", 2, "csr")
+    kern = ep.compile(A[i, i])
+    M = sp.random_array((8, 8), density=0.5, format="csr", random_state=3)
+    kern(A=M)
+    kern(A=M)
+    assert kern._plans and _steps(kern)
+    R = sp.random_array((8, 9), density=0.5, format="csr", random_state=3)
+    assert kern._plan({"A": R}) is MISS
+    with pytest.raises(InputError, match="A repeats an index"):
+        kern(A=R)
+    np.testing.assert_allclose(kern(A=M), M.diagonal())
+
+
+@pytest.mark.parametrize("op", ["<", "<=", ">", ">="])
+def test_index_comparison_kernels_run_by_a_plan_and_equal_the_reference(op):
+    """`Σ_pos A[row,pos]·[pos op row + d]·x[pos]`: a triangle's product (Gauss-Seidel's
+    split), new x and new scipy matrices of several sizes each call."""
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    rng = np.random.default_rng(2)
+    for d in (0, -1, 2):
+        test = {"<": pos < row + d, "<=": pos <= row + d, ">": pos > row + d,
+                ">=": pos >= row + d}[op] if d else {"<": pos < row, "<=": pos <= row,
+                                                     ">": pos > row, ">=": pos >= row}[op]
+        e = ep.sum(pos, A[row, pos] * test * x[pos])
+        kern = ep.compile(e)
+        for n, m in ((10, 10), (12, 14), (20, 17), (10, 10)):
+            M = sp.random_array((n, m), density=0.4, format="csr", random_state=rng)
+            inputs = {"A": M, "x": rng.random(m)}
+            want = reference(e, **inputs)
+            np.testing.assert_allclose(kern(**inputs), want, rtol=1e-12)
+            planned = kern._by_plan(inputs)
+            assert planned is not MISS
+            np.testing.assert_allclose(planned, want, rtol=1e-12)
+        assert _steps(kern)
+
+
+def test_comparison_sizes_come_from_the_inputs_of_each_index():
+    """[i < j] with i read off A's rows and j off x: a plan's dims follow each call."""
+    A, x = ep.tensor("A", 1), ep.tensor("x", 1)
+    e = ep.sum(j, A[i] * (i < j) * x[j])
+    kern = ep.compile(e)
+    rng = np.random.default_rng(4)
+    for n, m in ((5, 7), (6, 6), (7, 5), (5, 7)):
+        inputs = {"A": rng.random(n), "x": rng.random(m)}
+        np.testing.assert_allclose(kern(**inputs), reference(e, **inputs), rtol=1e-12)
+    assert kern._plans and _steps(kern)
+
+
+def test_value_predicates_and_ranges_stay_off_the_shape_steps():
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    assert any(shape_made(tv) for tv in ep.compile(A[i, i]).tensors.values())
+    ranged = ep.sum(j, A[i, j] * (j < 3) * x[j])
+    valued = ep.sum(j, A[i, j] * (A[i, j] > 0.5) * x[j])
+    for e in (ranged, valued):
+        kern = ep.compile(e)
+        assert not any(shape_made(tv) for tv in kern.tensors.values())
