@@ -107,3 +107,18 @@ def test_edges_of_the_index_type_and_wild_positions(dtype):
         crd = np.array([1, 2, 3], dtype)
         got = check_compressed(pos, crd, 3, 10)
         assert got == reference(pos, crd, 3, 10), (wild, got)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_levels_of_no_one_and_two_entries(dtype):
+    """The crossings read two neighbouring entries of crd (for int32 as one 8-byte
+    load): levels too short to hold a pair, empty rows before and after, and a
+    crossing at the last entry, each against the reference."""
+    cases = [([0, 0, 0], []), ([0, 1], [4]), ([0, 0, 1, 1], [4]), ([0, 1, 2], [5, 3]),
+             ([0, 1, 2], [5, 5]), ([0, 2], [5, 5]), ([0, 2], [3, 5]), ([0, 0, 2, 2], [5, 3]),
+             ([0, 1, 1, 2], [7, 7]), ([0, 1, 2, 2], [1, 0])]
+    for pos, crd in cases:
+        pos, crd = np.array(pos, dtype), np.array(crd, dtype)
+        got = check_compressed(pos, crd, len(pos) - 1, 8)
+        want = reference(pos, crd, len(pos) - 1, 8)
+        assert got[0] == want[0] and (not want[0] or got[1] == want[1]), (pos, crd, got, want)
