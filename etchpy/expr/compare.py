@@ -157,15 +157,17 @@ class Predicate(Access):
 
 
 def stores_nothing(tv) -> bool:
-    """Is `tv` an index comparison (i < j), whose value is computed from the
-    coordinates, so that no array of it reaches a kernel?"""
-    return isinstance(tv, CompareVar) and tv.kind == "index"
+    """Is `tv` an index comparison (i < j) or a diagonal's δ (i = i', expr.diagonal),
+    whose value is computed from the coordinates, so that no array of it reaches a
+    kernel?"""
+    return isinstance(tv, CompareVar) and tv.kind == "index" or type(tv) is IdentityVar
 
 
 def values_as_stored(tv) -> bool:
-    """Are `tv`'s values its array's, as stored (not an index comparison, which
-    stores nothing, nor a value predicate, whose values its kernel tests)?"""
-    return not (isinstance(tv, CompareVar) and tv.kind in ("index", "value"))
+    """Are `tv`'s values its array's, as stored (not an index comparison nor a
+    diagonal's δ, which store nothing, nor a value predicate, whose values its
+    kernel tests)?"""
+    return not (stores_nothing(tv) or isinstance(tv, CompareVar) and tv.kind == "value")
 
 
 def token(bound) -> str:

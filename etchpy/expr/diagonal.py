@@ -7,14 +7,14 @@ from .nodes import sum as sum_over
 
 
 def identity_var(source: TensorVar, m0: int, m1: int) -> IdentityVar:
-    return IdentityVar(f"{IDENTITY_PREFIX}{source.name}_{m0}_{m1}", 2, "csr",
+    return IdentityVar(f"{IDENTITY_PREFIX}{source.name}_{m0}_{m1}", 2, "dense",
                        source=source.name, modes=(m0, m1))
 
 
 def diagonal(t: TensorVar, idx: tuple["Index", ...]) -> "Expr":
     """t[idx] with repeated indices: Σ over a fresh i' per repeat of i, of
     t[idx with each repeat renamed] times δ[i, i'] (the two in the order t stores
-    their modes, so that δ, stored csr, never constrains the loop order against t).
+    their modes). δ stores nothing: it reads as the equality of its indices.
     TensorVar.__getitem__ calls it for an access that repeats an index:
 
         >>> A[i, i]            # Σ_i_1 A[i,i_1]·δ[i,i_1], δ the identity eq_A_0_1

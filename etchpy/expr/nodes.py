@@ -157,9 +157,9 @@ tensor.__doc__ = TENSOR_DOC     # help(ep.tensor): each format's zero-copy input
 
 @dataclass(frozen=True)
 class IdentityVar(TensorVar):
-    """The implicit identity δ of a diagonal access `source[..., i, ..., i, ...]`: an
-    n×n csr tensor holding the semiring's one at (c, c), n the size of mode `modes[0]`
-    of `source` (equal to mode `modes[1]`'s); the runtime binds it, never a user."""
+    """The implicit identity δ of a diagonal `source[..., i, ..., i, ...]`: n×n, the semiring's
+    one at (c, c), n the size of `source`'s modes `modes` (equal). It stores nothing (read
+    as the equality of its indices: streams.from_expr); the runtime binds its sizes."""
 
     source: str = ""
     modes: tuple[int, int] = (0, 1)

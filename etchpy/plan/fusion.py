@@ -48,7 +48,7 @@ from dataclasses import dataclass, replace
 
 from ..expr.compare import CompareVar
 from ..expr.windows import WindowVar
-from ..expr.nodes import Access, Add, Expr, Index, Lit, Map, Mul, TensorVar
+from ..expr.nodes import Access, Add, Expr, Index, Lit, IdentityVar, Map, Mul, TensorVar
 from ..expr.walk import accesses, map_operands, spine
 from .reserved import reserved_tensor
 
@@ -174,7 +174,8 @@ def _reads_alone(plan, temp, reader, k, prefix) -> bool | None:
         return None
     return whole if all(
         isinstance(a.tensor, TensorVar)
-        and not isinstance(a.tensor, (CompareVar, WindowVar)) and a.tensor.format.is_dense
+        and not isinstance(a.tensor, (CompareVar, WindowVar, IdentityVar))
+        and a.tensor.format.is_dense
         for a in accesses(reader.body)
         if a.tensor.name != temp and {ix.name for ix in a.indices} & set(prefix)) else None
 

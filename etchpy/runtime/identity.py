@@ -3,8 +3,9 @@
 An access that repeats an index, `A[i, i]`, is built as Σ_i' A[i, i'] · δ[i, i']
 (expr.diagonal), where δ is an `IdentityVar`: a tensor of the expression
 that no caller passes. `with_identities` adds each missing one to a call's
-inputs: an n×n csr tensor with the semiring's one on the diagonal, n read off
-the shape of the source input, whose two repeated modes must have one size.
+inputs: its n×n shape, n read off the shape of the source input, whose two
+repeated modes must have one size; it stores nothing (a kernel reads it as the
+equality of its two indices; predicates.dense_value gives its values).
 proofs_notes/diagonal.md.
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ from ..expr.compare import CompareVar
 from ..expr.nodes import IdentityVar
 from ..semiring import Semiring
 from ..expr.windows import WindowVar
-from .predicates import caller_inputs, with_predicates
+from .predicates import caller_inputs, index_pairs, with_predicates
 from .tensor import Tensor
 from . import windows
 
@@ -53,35 +54,15 @@ def with_identities(declared: dict, inputs: dict, sr: Semiring, expr=None,
 
 
 def identity(tv: IdentityVar, source, sr: Semiring) -> Tensor:
-    """δ for a diagonal of `source` over modes tv.modes (their sizes must agree)."""
+    """δ for a diagonal of `source` over modes tv.modes (their sizes must agree): its
+    n×n shape, nothing stored (its stream is the equality of its indices)."""
     shape = getattr(source, "shape", None)
     shape = np.shape(source) if shape is None else tuple(shape)
     m0, m1 = tv.modes
     if len(shape) <= max(m0, m1):
-        return _eye(0, tv, sr)        # a wrong order: bind_inputs names it
+        return index_pairs(tv, (0, 0), sr)        # a wrong order: bind_inputs names it
     if shape[m0] != shape[m1]:
         raise InputError(f"{tv.source} repeats an index at modes {m0} and {m1} (a "
                          f"diagonal), so they must have one size; they have sizes "
                          f"{shape[m0]} and {shape[m1]}")
-    return _eye(int(shape[m0]), tv, sr)
-
-
-_eyes: dict = {}        # (n, tv, id(sr)) -> (δ, sr): made once, a Tensor's arrays never change
-
-
-def _eye(n: int, tv: IdentityVar, sr: Semiring) -> Tensor:
-    """The n×n δ of `tv` over `sr`, made once per size (a call with one passes it
-    again, so its binding is reused: runtime.calling.bind)."""
-    key = (n, tv, id(sr))
-    hit = _eyes.get(key)
-    if hit is not None:
-        return hit[0]
-    idx = np.int32 if n < 2**31 - 1 else np.int64
-    levels = ({}, {"pos": np.arange(n + 1, dtype=idx), "crd": np.arange(n, dtype=idx)})
-    vals = np.full(n, sr.one, dtype=sr.dtype)
-    eye = Tensor((n, n), tv.format, levels, vals, sr.zero, validate=False, name=tv.name)
-    if n <= 1 << 16:          # small ones only: a cache holds them until cleared
-        if len(_eyes) >= 64:
-            _eyes.clear()
-        _eyes[key] = (eye, sr)      # holding sr keeps its id from being reused
-    return eye
+    return index_pairs(tv, (int(shape[m0]),) * 2, sr)

@@ -45,7 +45,7 @@ import numpy as np
 from ..errors import InputError
 from ..expr import formula
 from ..expr.compare import CompareVar, operand, stores_nothing
-from ..expr.nodes import TensorVar
+from ..expr.nodes import IdentityVar, TensorVar
 from ..expr.walk import accesses
 from ..semiring import Semiring
 from .inputs import as_tensor
@@ -200,9 +200,9 @@ def _ones(n: int, dtype, one) -> np.ndarray:
 
 
 def index_pairs(tv: CompareVar, dims, sr: Semiring) -> Tensor:
-    """An index comparison's tensor: its shape and nothing stored (a dense tensor
-    without values), since its stream reads no array (streams.from_expr
-    index_compare). `dense_value` gives its values."""
+    """An index comparison's tensor (or a diagonal's δ: runtime.identity): its shape
+    and nothing stored (a dense tensor without values), since its stream reads no
+    array (streams.from_expr index_compare). `dense_value` gives its values."""
     levels = tuple({} for _ in dims)
     return Tensor._of((tuple(dims), tv.format, levels, np.empty(0, sr.dtype), sr.zero),
                       tv.name)
@@ -251,6 +251,8 @@ def dense_value(tv, t: Tensor, sr: Semiring, bound: dict | None = None) -> np.nd
     if not stores_nothing(tv):
         return t.to_dense()
     n, m = t.shape
+    if type(tv) is IdentityVar:                                # a diagonal's δ
+        return np.where(np.eye(n, m, dtype=bool), sr.one, sr.zero).astype(sr.dtype)
     holds = _OPS[tv.tests[0][0]](np.arange(n)[:, None],      # x op y + d (expr.offsets)
                                  np.arange(m)[None, :] + (tv.tests[0][1] or 0))
     return np.where(holds, sr.one, sr.zero).astype(sr.dtype)

@@ -3,9 +3,9 @@
 A diagonal's identity δ (expr.diagonal, an IdentityVar: runtime.identity) and an
 index comparison `i < j + d` (expr.compare, a CompareVar of kind "index":
 runtime.predicates) are no caller's input, and what the kernel reads of them
-depends only on sizes: δ's arrays on the size n of its source's two repeated
+depends only on sizes: δ's two on the size n of its source's two repeated
 modes (the same n×n identity whatever the values), a comparison's two
-dimensions on its indices' sizes (it stores nothing). So a call plan binds
+dimensions on its indices' sizes (both store nothing). So a call plan binds
 them as a step of its own, worked out from the call's other inputs' shapes:
 the source's (δ) or the inputs that index each of the comparison's indices,
 read by (tensor, mode) found once. The C arguments of one shape are made

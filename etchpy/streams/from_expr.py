@@ -14,8 +14,8 @@ from typing import Callable
 from .. import imp, maps
 from ..formats import level as shapes
 from ..expr import offsets
-from ..expr.compare import CompareVar
-from ..expr.nodes import Access, Add, Lit, Map, Mul
+from ..expr.compare import CompareVar, stores_nothing
+from ..expr.nodes import Access, Add, IdentityVar, Lit, Map, Mul
 from ..expr.windows import WindowVar
 from ..imp import ONE, ZERO, Bin, Const, Load, Ring, Var, lt, select, seq
 from ..tuning import DEFAULT, Tuning
@@ -173,7 +173,7 @@ class Lowerer:
                         source=acc.tensor.source)
         if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "range":
             return self.range_access(b, acc.indices[0].name, levels)
-        if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "index":
+        if stores_nothing(acc.tensor):     # i op j + d, or a diagonal's δ: i = i'
             return self.index_compare(acc, levels)
         if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "value":
             names = [ix.name for ix in acc.indices]
@@ -207,14 +207,14 @@ class Lowerer:
         return build(0)
 
     def index_compare(self, acc: Access, levels) -> Value:
-        """An index comparison a op b + d (expr.compare, kind "index"; d an
-        integer, expr.offsets), which stores nothing: the first of a, b in
-        `levels` is every coordinate c (it locates), the other a bounded range
-        whose ends are read off c, d folded in and clamped to [0, dim) (a < b
-        with a outer: b in c+1..dim_b-1), one there; the other levels
-        replicate. O(1) memory, and a product walks only the range."""
-        a, b = (ix.name for ix in acc.indices)
-        op, d = acc.tensor.tests[0][0], offsets.offset_of(acc.tensor)
+        """An index comparison a op b + d (expr.compare, kind "index"; d an integer,
+        expr.offsets) or a diagonal's δ (a = b), which stores nothing: the first of a, b
+        in `levels` is every coordinate c (it locates), the other a bounded range whose
+        ends are read off c, d folded in and clamped to [0, dim) (a < b with a outer: b
+        in c+1..dim_b-1), one there; the other levels replicate. O(1) memory, and a
+        product walks only the range."""
+        (a, b), tv = [ix.name for ix in acc.indices], acc.tensor
+        op, d = ("==", 0) if type(tv) is IdentityVar else (tv.tests[0][0], offsets.offset_of(tv))
         outer, inner = (a, b) if levels.index(a) < levels.index(b) else (b, a)
         if outer == a:                 # c op x + d as x op' c - d
             op, d = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}[op], -d

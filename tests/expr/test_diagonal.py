@@ -133,3 +133,21 @@ def test_missing_input_is_named_not_its_identity():
     A, x = ep.tensor("A", 2), ep.tensor("x", 1)
     with pytest.raises(ep.InputError, match="missing input for tensor A"):
         ep.evaluate(A[i, i] * x[i], x=np.ones(2))
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "dense", "dcsr"])
+def test_delta_stores_nothing_and_its_kernel_reads_only_the_diagonal(fmt):
+    """δ reaches the kernel as its two sizes, no array (it stores nothing: the
+    equality of its indices); the diagonal of rows with entries before, at,
+    after and without the diagonal, and of infinite entries off it, is exact."""
+    i = ep.indices("i")[0]
+    A = ep.tensor("A", 2, fmt)
+    kern = ep.compile(A[i, i])
+    d = np.array([[1.0, np.inf, 0, 0, 0], [2.0, 3.0, 0, -np.inf, 0], [0, 0, 0, 0, 0],
+                  [5.0, 0, 6.0, 0, 7.0], [0, 0, 0, 0, 8.0]])
+    M = {"dense": d}.get(fmt, sp.csr_array(d))
+    got = kern(A=M if fmt in ("csr", "dense") else ep.Tensor.from_dense(d, fmt))
+    np.testing.assert_array_equal(got, np.diagonal(d))
+    c = kern.source().c
+    assert "eq_A_0_1_dim0" in c and "eq_A_0_1_vals" not in c and "eq_A_0_1_pos" not in c
+    assert set(kern.tensors["eq_A_0_1"].format.levels) <= {ep.Format.named("dense", 2).levels[0]}
