@@ -50,6 +50,32 @@ def check_compressed(pos: np.ndarray, crd: np.ndarray, n_parents: int, size: int
     return code, where[0]
 
 
+def checker(dtype):
+    """check_compressed for index arrays of `dtype`, its library and entry resolved now
+    (a call plan holds it as it holds its kernel's function: 1.5-2 µs a call less),
+    or None without a compiler. The same answers as check_compressed.
+
+        >>> checker(np.int32)(pos, crd, n_parents, size)     # (code, where) or None
+    """
+    lib = _library()
+    if lib is None:
+        return None
+    dtype = np.dtype(dtype)
+    fn, array_type, where_type = _entry(lib, dtype)
+    new, buffer, one = lib.ffi.new, lib.ffi.from_buffer, np.zeros(1, dtype=dtype)
+
+    def check(pos, crd, n_parents: int, size: int):
+        if not (pos.dtype == crd.dtype == dtype and pos.ndim == crd.ndim == 1
+                and pos.flags.c_contiguous and crd.flags.c_contiguous
+                and len(pos) == n_parents + 1):
+            return None
+        where = new(where_type)
+        code = fn(buffer(array_type, pos), n_parents, buffer(array_type, crd if len(crd) else one),
+                  len(crd), size, where)
+        return code, where[0]
+    return check
+
+
 def _takes(pos: np.ndarray, crd: np.ndarray) -> bool:
     """Whether pos and crd are C-contiguous 1-d int32/int64 arrays of one dtype, as
     the compiled checks and sorts read them."""

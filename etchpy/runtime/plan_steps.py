@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .calling import refuse_nan
-from .checks import check_compressed
+from .checks import check_compressed, checker
 from .scipy_arrays import carries, caster
 from .segment_sort import in_order
 from .tensor import Tensor
@@ -199,12 +199,12 @@ def sparse_step(name, value, positions, sr, fused, types, max_bytes, fused_nan=F
 def sparse_lines(k: int, d: Sparse, space: dict, source=None, kept=False) -> list[str]:
     """The plan's lines for scipy input `k` (see Sparse): its type (a GCXS's axes, fill),
     dtypes, 1-d arrays of matching lengths in the plan's class, its structure checks
-    (calling._bounds_in_o1 inlined if fused, else check_compressed, or
+    (calling._bounds_in_o1 inlined if fused, else checks.checker's, or
     `source`'s), NaN, sizes; its arguments into `args`, its shape in `s{k}`."""
     space.update({f"kind{k}": d.kind, f"fill{k}": d.fill, f"axes{k}": d.axes,
                   f"dt{k}": d.dtype, f"it{k}": d.idx, f"ityp{k}": d.types[0],
                   f"vtyp{k}": d.types[1], f"held{k}": [None], f"nm{k}": d.name,
-                  "refuse_nan": refuse_nan, "check_compressed": check_compressed,
+                  "refuse_nan": refuse_nan, f"check{k}": checker(d.idx) or check_compressed,
                   "in_order": in_order})
     (p0, lo0, hi0), (p1, lo1, hi1) = d.dims
     lo_n, hi_n = d.n_range
@@ -213,7 +213,7 @@ def sparse_lines(k: int, d: Sparse, space: dict, source=None, kept=False) -> lis
     if d.fused:          # calling._bounds_in_o1, inlined
         check = [f"if len(ip) != {major} + 1 or ip.item(0) != 0 or ip.item(-1) != n:"]
     else:
-        check = [f"r = check_compressed(ip, ix, {major}, {minor})",
+        check = [f"r = check{k}(ip, ix, {major}, {minor})",
                  "if r is not None and r[0] == 5:       # only out of order (segment_sort)",
                  f"    (r, _), (ip, ix, dv) = in_order(v, {not d.pydata}, ip, ix, dv,",
                  "                                    lambda: (r, False))",
