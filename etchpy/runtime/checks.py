@@ -32,28 +32,20 @@ def _library():
 
 def check_compressed(pos: np.ndarray, crd: np.ndarray, n_parents: int, size: int):
     """(code, where) for one compressed level, or None when no compiler is available
-    or the arrays are not C-contiguous 1-d int32/int64 arrays of one dtype (then the
-    caller takes its general path, which copies them)."""
-    lib = _library()
-    if lib is None or not _takes(pos, crd):
-        return None
-    if len(pos) != n_parents + 1:
-        return None        # the numpy path words this error best
-    ncrd = len(crd)
-    if not ncrd:
-        crd = np.zeros(1, dtype=pos.dtype)
-    fn, array_type, where_type = _entry(lib, pos.dtype)
-    ffi = lib.ffi
-    where = ffi.new(where_type)
-    code = fn(ffi.from_buffer(array_type, pos), n_parents, ffi.from_buffer(array_type, crd),
-              ncrd, size, where)
-    return code, where[0]
+    or the arrays are not C-contiguous 1-d int32/int64 arrays of one dtype, or pos
+    does not hold n_parents + 1 entries (then the caller takes its general path,
+    which copies them, or words the error)."""
+    check = checker(pos.dtype) if pos.dtype in (np.int32, np.int64) else None
+    return None if check is None else check(pos, crd, n_parents, size)
+
+
+_checkers: dict = {}     # (id(library), dtype) -> (its check, the library: its id stays)
 
 
 def checker(dtype):
-    """check_compressed for index arrays of `dtype`, its library and entry resolved now
-    (a call plan holds it as it holds its kernel's function, not looking them up each
-    call), or None without a compiler. The same answers as check_compressed.
+    """check_compressed for index arrays of int32 or int64 `dtype`, its library and entry
+    resolved now (a call plan holds it as it holds its kernel's function, not looking
+    them up each call), or None without a compiler. The same answers as check_compressed.
 
         >>> checker(np.int32)(pos, crd, n_parents, size)     # (code, where) or None
     """
@@ -61,6 +53,13 @@ def checker(dtype):
     if lib is None:
         return None
     dtype = np.dtype(dtype)
+    got = _checkers.get((id(lib), dtype))
+    if got is None:
+        got = _checkers[(id(lib), dtype)] = (_check_of(lib, dtype), lib)
+    return got[0]
+
+
+def _check_of(lib, dtype):
     fn, array_type, where_type = _entry(lib, dtype)
     new, buffer, one = lib.ffi.new, lib.ffi.from_buffer, np.zeros(1, dtype=dtype)
 
