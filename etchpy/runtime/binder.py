@@ -10,7 +10,8 @@ sha256, checked before it is loaded). Given a plan whose steps it covers (numpy
 inputs, ep.Tensors, scipy csr/csc inputs (their structure checked in O(1) where
 the kernel checks the rest as it reads them, else by runtime.checks' compiled
 pass, called by its address) and pydata GCXS inputs read as those, scipy coo and
-pydata COO inputs of a coo tensor, Python numbers of order-0 tensors, windows with int or numpy integer bounds of
+pydata COO inputs of a coo tensor, Python numbers of order-0 tensors, δs and index comparisons (their sizes those of
+other inputs' modes: runtime.shape_steps), windows with int or numpy integer bounds of
 a numpy operand, of a scipy csr/csc one or of an ep.Tensor (not bool, and not a
 second window of the same Tensor, which the Python plan binds once)), it
 makes the same checks in C, calls the kernel through its address (or that of
@@ -43,7 +44,9 @@ from .coo_steps import CooFacts
 from .cast_steps import DenseCast
 from .plan_steps import Dense, Sparse, TensorFacts
 from .scalar_steps import Scalar
+from .shape_steps import ShapeStep
 from .window_steps import DenseWindowStep, RowsWindowStep, TensorWindowStep
+from ..expr.nodes import IdentityVar
 from ..expr.windows import split_bound
 from ..semiring import exact_cast
 from ..version import __version__
@@ -108,13 +111,13 @@ def _in_c(given, carrier) -> bool:
         or (given.kind in "iu" and given.itemsize == 8 and carrier == np.float64))
 
 
-def _input(step, ffi, source=-1, casts=None):
+def _input(step, ffi, source=-1, casts=None, at=None):
     """The binder's description of one plan step (kind, name, type, value and index
     type numbers (a DenseCast's: the carrier's, the given one's), ndim, NaN refused,
-    csr (a DenseCast's: the most bytes of its kept scratch), stored entries' class, dim slots, array
-    positions, a Tensor's fill, format (a numpy input's: the mode order its buffer
-    holds, or None for C order) and array slots; a scipy or coo input's check
-    and `source`, twins.sources' step or -1), or None when it does not cover the step."""
+    csr (a DenseCast's: the most bytes of its kept scratch), stored entries' class, dim
+    slots, array positions, a Tensor's fill, format (a numpy input's: the mode order its
+    buffer holds, or None for C order) and array slots; a scipy or coo input's check and
+    `source`, twins.sources' step or -1; `at`: each step's number by name), or None."""
     if type(step) is Dense:
         if step.ndim > 4:
             return None
@@ -150,12 +153,28 @@ def _input(step, ffi, source=-1, casts=None):
     if type(step) is Scalar:
         return (8, sys.intern(step.name), step.kind, np.dtype(np.float64).num, 0, 0,
                 int(step.nan), 0, 0, 0, (), (step.at,), None, None, (), 0)
+    if type(step) is ShapeStep:
+        return _shape(step, at or {})
     if type(facts) is CooFacts:
         return (3, sys.intern(facts.name), facts.kind, facts.dtype.num, facts.idx.num, 2,
                 int(facts.nan), int(facts.pydata), facts.lo_n, facts.hi_n, facts.dims,
                 facts.at, facts.fill, None, (),
                 0 if facts.check is None else int(ffi.cast("uintptr_t", facts.check)), source)
     return None
+
+
+def _shape(step, at):
+    """A shape-made tensor's description (kind 9, runtime.shape_steps): its dim slots,
+    each mode's (input number, mode) its size is read from in the array slots, and
+    the csr slot set for a δ, whose two sizes must agree; None when a slot is not a
+    dim or a source is not a step of the plan."""
+    if (any(kind != "dim" for _, kind, _, _ in step.positions)
+            or any(name not in at for name, _ in step.sources)):
+        return None
+    dims = tuple((pos, mode, 0, 2 ** 62) for pos, _, mode, _ in step.positions)
+    return (9, sys.intern(step.tv.name), None, 0, 0, len(step.sources), 0,
+            int(type(step.tv) is IdentityVar), 0, 0, dims, (), None, None,
+            tuple((at[name], mode, None) for name, mode in step.sources), 0)
 
 
 def _check_address(idx):
@@ -269,7 +288,8 @@ def plan_for(owner, kern, lib, function, steps, facts, planned, miss, n_keys=Non
     trusted, sources = trusted or (None, {})
     tuning = owner.request.tuning
     casts = tuning.keep_call_bytes if tuning.binder_casts else None
-    described = [_input(step, lib.ffi, sources.get(k, -1), casts)
+    at = {name: k for k, (name, _) in enumerate(steps)}
+    described = [_input(step, lib.ffi, sources.get(k, -1), casts, at)
                  for k, (_, step) in enumerate(steps)]
     if None in described or len(described) > 8:
         return None

@@ -52,7 +52,7 @@ from .cast_steps import DenseCast, cast_lines, cast_step
 from .plan_steps import (Dense, Miss, Sparse, dense_lines, dense_step, permuted as _permuted,
                          sparse_lines, sparse_step, tensor_step, values_cast)
 from .scalar_steps import SCALARS, scalar_step
-from .shape_steps import shape_made, shape_step
+from .shape_steps import ShapeStep, shape_made, shape_step
 from .tensor import Tensor
 from .window_steps import (DenseWindowStep, RowsWindowStep, TensorWindowStep, caller_names,
                            share_operands, window_step, windows_only)
@@ -194,9 +194,9 @@ def make_plan(owner, made: tuple, inputs: dict, given=False):
 def _in_c(owner, kern, lib, function, steps, facts, planned, n_in, idx_dtype, trusted):
     """The C binder's plan for these steps (runtime.binder), or None where it makes
     none: a dense output, or a grown one of csr/csc or rle layout (outputs.grown_kind)."""
-    windows = any(type(step) in (RowsWindowStep, DenseWindowStep, TensorWindowStep)
-                  for _, step in steps)
-    if n_in != len(steps) and not windows:
+    by_name = any(type(step) in (RowsWindowStep, DenseWindowStep, TensorWindowStep, ShapeStep)
+                  for _, step in steps)      # read the call's inputs by name
+    if n_in != len(steps) and not by_name:
         return None
     grown = None
     if _sparse_out(owner, kern):
@@ -205,7 +205,7 @@ def _in_c(owner, kern, lib, function, steps, facts, planned, n_in, idx_dtype, tr
             return None
         grown = (kind, idx_dtype)
     return binder.plan_for(owner, kern, lib, function, steps, facts, planned, MISS,
-                           n_in if windows else None, grown, trusted)
+                           n_in if by_name else None, grown, trusted)
 
 
 _PLAN = """\

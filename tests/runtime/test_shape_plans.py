@@ -10,6 +10,7 @@ import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy.errors import InputError
+from etchpy.runtime import binder
 from etchpy.runtime.call_plans import MISS
 from etchpy.runtime.shape_steps import ShapeStep, shape_made
 
@@ -22,10 +23,15 @@ def reference(e, **inputs):
     return ep.evaluate(e, backend="reference", **inputs)
 
 
-def _steps(kern):
-    """The shape steps of the plan `kern` tries first (its closure's namespace)."""
-    space = kern._plan.__globals__
-    return [v for k, v in space.items() if k.startswith("step") and type(v) is ShapeStep]
+def _steps(kern, in_c=False):
+    """Whether the plan `kern` tries first binds a shape-made tensor: made by the C
+    binder where it runs (`in_c`: its plan reads the call's inputs by name), else
+    as a ShapeStep of the Python plan (its closure's namespace)."""
+    plan = kern._plan
+    if in_c and binder.module() is not None:
+        return plan.func is binder.module().call and plan.windows
+    space = plan.__globals__
+    return any(k.startswith("step") and type(v) is ShapeStep for k, v in space.items())
 
 
 def matrices(rng, n, fmt):
@@ -35,13 +41,14 @@ def matrices(rng, n, fmt):
             "tensor": ep.Tensor.from_scipy(M.tocsr(), "csr")}[fmt]
 
 
+@pytest.mark.parametrize("in_c", [True, False])
 @pytest.mark.parametrize("fmt", ["csr", "csc", "dense", "tensor"])
-def test_diagonal_kernels_run_by_a_plan_and_equal_the_reference(fmt):
+def test_diagonal_kernels_run_by_a_plan_and_equal_the_reference(fmt, in_c):
     A, x = ep.tensor("A", 2, "csr" if fmt == "tensor" else fmt), ep.tensor("x", 1)
     exprs = [A[row, row], ep.sum(row, A[row, row] * x[row]), ep.sum(row, A[row, row])]
     rng = np.random.default_rng(1)
     for e in exprs:
-        kern = ep.compile(e)
+        kern = ep.compile(e, tuning={"call_binder": in_c})
         for n in (9, 12, 15, 9, 40, 33):        # new matrices, two size classes
             inputs = {"A": matrices(rng, n, fmt), "x": rng.random(n)}
             inputs = {k: v for k, v in inputs.items() if k in kern._users}
@@ -50,16 +57,17 @@ def test_diagonal_kernels_run_by_a_plan_and_equal_the_reference(fmt):
             planned = kern._by_plan(inputs)
             assert planned is not MISS, f"{e}: the plan missed a call of its kind"
             np.testing.assert_allclose(planned, want, rtol=1e-12)
-        assert _steps(kern), f"{e}: its δ was not a plan step"
+        assert _steps(kern, in_c), f"{e}: its δ was not bound by the plan"
 
 
-def test_a_plan_misses_a_rectangular_matrix_and_the_general_path_names_it():
+@pytest.mark.parametrize("in_c", [True, False])
+def test_a_plan_misses_a_rectangular_matrix_and_the_general_path_names_it(in_c):
     A = ep.tensor("A", 2, "csr")
-    kern = ep.compile(A[i, i])
+    kern = ep.compile(A[i, i], tuning={"call_binder": in_c})
     M = sp.random_array((8, 8), density=0.5, format="csr", random_state=3)
     kern(A=M)
     kern(A=M)
-    assert kern._plans and _steps(kern)
+    assert kern._plans and _steps(kern, in_c)
     R = sp.random_array((8, 9), density=0.5, format="csr", random_state=3)
     assert kern._plan({"A": R}) is MISS
     with pytest.raises(InputError, match="A repeats an index"):
@@ -67,8 +75,9 @@ def test_a_plan_misses_a_rectangular_matrix_and_the_general_path_names_it():
     np.testing.assert_allclose(kern(A=M), M.diagonal())
 
 
+@pytest.mark.parametrize("in_c", [True, False])
 @pytest.mark.parametrize("op", ["<", "<=", ">", ">="])
-def test_index_comparison_kernels_run_by_a_plan_and_equal_the_reference(op):
+def test_index_comparison_kernels_run_by_a_plan_and_equal_the_reference(op, in_c):
     """`Σ_pos A[row,pos]·[pos op row + d]·x[pos]`: a triangle's product (Gauss-Seidel's
     split), new x and new scipy matrices of several sizes each call."""
     A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
@@ -78,7 +87,7 @@ def test_index_comparison_kernels_run_by_a_plan_and_equal_the_reference(op):
                 ">=": pos >= row + d}[op] if d else {"<": pos < row, "<=": pos <= row,
                                                      ">": pos > row, ">=": pos >= row}[op]
         e = ep.sum(pos, A[row, pos] * test * x[pos])
-        kern = ep.compile(e)
+        kern = ep.compile(e, tuning={"call_binder": in_c})
         for n, m in ((10, 10), (12, 14), (20, 17), (10, 10)):
             M = sp.random_array((n, m), density=0.4, format="csr", random_state=rng)
             inputs = {"A": M, "x": rng.random(m)}
@@ -87,19 +96,21 @@ def test_index_comparison_kernels_run_by_a_plan_and_equal_the_reference(op):
             planned = kern._by_plan(inputs)
             assert planned is not MISS
             np.testing.assert_allclose(planned, want, rtol=1e-12)
-        assert _steps(kern)
+        assert _steps(kern, in_c)
 
 
-def test_comparison_sizes_come_from_the_inputs_of_each_index():
+@pytest.mark.parametrize("in_c", [True, False])
+def test_comparison_sizes_come_from_the_inputs_of_each_index(in_c):
     """[i < j] with i read off A's rows and j off x: a plan's dims follow each call."""
     A, x = ep.tensor("A", 1), ep.tensor("x", 1)
     e = ep.sum(j, A[i] * (i < j) * x[j])
-    kern = ep.compile(e)
+    kern = ep.compile(e, tuning={"call_binder": in_c})
     rng = np.random.default_rng(4)
     for n, m in ((5, 7), (6, 6), (7, 5), (5, 7)):
         inputs = {"A": rng.random(n), "x": rng.random(m)}
         np.testing.assert_allclose(kern(**inputs), reference(e, **inputs), rtol=1e-12)
-    assert kern._plans and _steps(kern)
+        np.testing.assert_allclose(kern._by_plan(inputs), reference(e, **inputs), rtol=1e-12)
+    assert kern._plans and _steps(kern, in_c)
 
 
 def test_value_predicates_and_ranges_stay_off_the_shape_steps():
