@@ -229,8 +229,10 @@ _UNTRIED = object()
 class KernelCall:
     """kern(T0=op0, T1=op1, ...) of the kernel `make()` returns; made again when
     ETCHPY_NUM_THREADS changes (ep.compile keys its kernels by it). After its
-    first call on numpy operands it keeps their fixed call (runtime.fixed_calls:
-    the operands' shapes and dtypes are the key's) and tries it first."""
+    first call it keeps a fixed call and tries it first (runtime.fixed_calls): on
+    numpy operands `make`'s (the operands' shapes and dtypes are the key's), on
+    others (scipy, ep.Tensor) the C binder's plan taking them in order (`in_c`),
+    which checks each operand's kind and sizes on every call."""
 
     __slots__ = ("make", "names", "kern", "threads", "fixed")
 
@@ -250,6 +252,8 @@ class KernelCall:
         kern, inputs = self.kern, dict(zip(self.names, operands))
         if (first := kern._first) is None or (res := first(inputs)) is MISS:
             res = kern(**inputs)        # (else the plan its keyword call tries first)
-        if fixed is _UNTRIED:
-            self.fixed = fixed_calls.make(self.kern, self.names, operands)
+        if fixed is _UNTRIED:       # numpy operands: written out; others: the binder's plan
+            self.fixed = (fixed_calls.make(self.kern, self.names, operands)
+                          if all(type(v) is np.ndarray for v in operands)
+                          else fixed_calls.in_c(self.kern, self.names, operands))
         return res

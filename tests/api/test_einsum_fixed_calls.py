@@ -96,3 +96,36 @@ def test_a_diagonal_of_another_size_is_another_key():
     for tuning in (KERNELS, None):
         with pytest.raises(ep.InputError, match="diagonal"):
             ep.einsum("ii->", np.ones((3, 4)), tuning=tuning)
+
+
+@pytest.mark.parametrize("kind", ["csr", "csc", "tensor"])
+def test_sparse_operands_take_the_binders_plan_in_order(kind):
+    """A scipy or ep.Tensor operand: the fixed call is the C binder's plan taking the
+    operands in order (runtime.fixed_calls.in_c), which checks each operand's kind
+    and structure on every call: new matrices, values and indices written in place,
+    an index out of range refused as the general path refuses it."""
+    import scipy.sparse as sp
+    from etchpy.errors import InputError
+    from etchpy.runtime import binder
+    rng = np.random.default_rng(3)
+
+    def matrix(seed):
+        M = sp.random_array((30, 30), density=0.2, format="csr", random_state=seed)
+        return {"csr": M.tocsr(), "csc": M.tocsc(),
+                "tensor": ep.Tensor.from_scipy(M.tocsr(), "csr")}[kind]
+    A, x = matrix(0), rng.random(30)
+    for _ in range(2):
+        ep.einsum("ij,j->i", A, x)
+    fixed = _fixed("ij,j->i", A, x, tuning=None)
+    if binder.module() is not None:
+        assert fixed.func is binder.module().call_in_order
+    for seed in (1, 2):
+        B, y = matrix(seed), rng.random(30)
+        dense = B.to_dense() if kind == "tensor" else B.toarray()
+        np.testing.assert_allclose(ep.einsum("ij,j->i", B, y), dense @ y, rtol=1e-12)
+    if kind != "tensor":
+        B.data[:] = 2.0
+        np.testing.assert_allclose(ep.einsum("ij,j->i", B, y), (B != 0) @ y * 2.0)
+        B.indices[3] = 99           # out of range: refused, never read
+        with pytest.raises(InputError):
+            ep.einsum("ij,j->i", B, y)
