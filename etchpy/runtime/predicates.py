@@ -98,7 +98,7 @@ def with_predicates(e, inputs: dict, sr: Semiring, reuse: bool = True) -> dict:
                            {name: bins.view(tv, inputs, sr)})
             continue
         dims = tuple(_size(sizes, ix.name, name) for ix in acc.indices)
-        out[name] = _range(tv, dims[0], inputs, sr) if tv.kind == "range" else index_pairs(
+        out[name] = index_range(tv, dims[0], inputs, sr) if tv.kind == "range" else index_pairs(
             tv, dims, sr) if tv.kind != "codes" else _code_set(tv, dims[0], inputs, sr, reuse)
     return out
 
@@ -149,7 +149,7 @@ def _bound(tv: CompareVar, b, inputs) -> int | float:
     return x
 
 
-def _range(tv: CompareVar, n: int, inputs, sr: Semiring) -> Tensor:
+def index_range(tv: CompareVar, n: int, inputs, sr: Semiring) -> Tensor:
     """The codes c in 0..n-1 that pass every test of tv, a sparse vector. A bound
     is first clamped to -1..n+1, which no code passes or fails differently, so
     ±inf and a huge int are an open (or an empty) bound. A range whose bounds

@@ -1,20 +1,22 @@
 """Implicit tensors made from shapes alone, in call plans (runtime.call_plans).
 
-A diagonal's identity δ (expr.diagonal, an IdentityVar: runtime.identity) and an
+A diagonal's identity δ (expr.diagonal, an IdentityVar: runtime.identity), an
 index comparison `i < j + d` (expr.compare, a CompareVar of kind "index":
-runtime.predicates) are no caller's input, and what the kernel reads of them
+runtime.predicates) and a range of constant bounds `j < 50` (kind "range", no
+parameter, not keyed) are no caller's input, and what the kernel reads of them
 depends only on sizes: δ's two on the size n of its source's two repeated
 modes (the same n×n identity whatever the values), a comparison's two
-dimensions on its indices' sizes (both store nothing). So a call plan binds
-them as a step of its own, worked out from the call's other inputs' shapes:
-the source's (δ) or the inputs that index each of the comparison's indices,
-read by (tensor, mode) found once. The C arguments of one shape are made
-once (the general path's tensor, bound as it binds it) and reused for that
-shape (the last shape's kept); δ's repeated modes of unequal sizes are a miss (the general path
-names the input). Values, parameters and anything read per entry stay
-outside (value predicates, ranges: no plan).
+dimensions on its indices' sizes (both store nothing), a range's codes and
+ones on its index's size n and its constants. So a call plan binds them as a
+step of its own, worked out from the call's other inputs' shapes: the
+source's (δ) or the inputs that index each of the comparison's indices, read
+by (tensor, mode) found once. The C arguments of one shape are made once (the
+general path's tensor, bound as it binds it) and reused for that shape (the
+last shape's kept); δ's repeated modes of unequal sizes are a miss (the
+general path names the input). Values, parameters and anything read per
+entry stay outside (value predicates, ranges with parameters: no plan).
 
-    shape_made(tv)                          δ, or an index comparison
+    shape_made(tv)                          δ, an index comparison, a constant range
     shape_step(tv, inputs, modes, positions, sr, lib, types, idx_dtype)
 """
 from __future__ import annotations
@@ -24,19 +26,21 @@ from ..expr.nodes import IdentityVar
 from . import calling
 from .identity import identity
 from .plan_steps import Miss
-from .predicates import index_pairs
+from .predicates import index_pairs, index_range
 
 __all__ = ["shape_made", "shape_step", "ShapeStep"]
 
 
 def shape_made(tv) -> bool:
     """Whether the implicit tensor `tv` is made from sizes alone (δ of a diagonal,
-    an index comparison), so that a plan binds it from the call's shapes.
+    an index comparison, a range of constant bounds), so that a plan binds it from
+    the call's shapes.
 
         >>> shape_made(kern.tensors["eq_A_0_1"])
         True
     """
-    return type(tv) is IdentityVar or (type(tv) is CompareVar and tv.kind == "index")
+    return type(tv) is IdentityVar or type(tv) is CompareVar and (
+        tv.kind == "index" or tv.kind == "range" and not tv.keyed and not tv.params)
 
 
 class ShapeStep:
@@ -67,11 +71,13 @@ class ShapeStep:
             if shape[0] != shape[1]:
                 raise Miss          # the general path's InputError names the source
             t = identity(tv, inputs[tv.source], self.sr)
+        elif tv.kind == "range":
+            t = index_range(tv, shape[0], {}, self.sr)
         else:
             t = index_pairs(tv, shape, self.sr)
         b = calling.bind(t, tv, self.sr)
         hit = (t, calling.input_args(b, self.positions, self.lib, self.types, self.idx_dtype))
-        self.made = {shape: hit}        # one shape kept: a δ holds arrays of n
+        self.made = {shape: hit}        # one shape kept: a range holds arrays of n
         return hit
 
 
@@ -88,7 +94,7 @@ def shape_step(tv, inputs, modes, positions, sr, lib, types, idx_dtype) -> Shape
             if name in inputs and getattr(inputs[name], "shape", None) is not None:
                 at.setdefault(ix, (name, mode))
         ixs = {mode: ix for ix, name, mode in modes if name == tv.name}
-        if sorted(ixs) != [0, 1] or any(ix not in at for ix in ixs.values()):
+        if sorted(ixs) != list(range(tv.order)) or any(ix not in at for ix in ixs.values()):
             return None
-        sources = (at[ixs[0]], at[ixs[1]])
+        sources = tuple(at[ixs[m]] for m in range(tv.order))
     return ShapeStep(tv, sources, positions, sr, lib, types, idx_dtype)

@@ -1,7 +1,7 @@
 """Implicit tensors made from shapes on the call plans (runtime.shape_steps): a
-diagonal's δ and an index comparison are bound by a plan from the call's
-shapes, so a kernel reading them keeps a plan like any other; each call,
-whatever its sizes, equals the reference, and a call the plan does not cover
+diagonal's δ, an index comparison and a range of constant bounds are bound by a
+plan from the call's shapes, so a kernel reading them keeps a plan like any
+other; each call, whatever its sizes, equals the reference, and a call the plan does not cover
 (δ's modes of unequal sizes, another size class) goes to the general path,
 which words the error."""
 import numpy as np
@@ -113,10 +113,36 @@ def test_comparison_sizes_come_from_the_inputs_of_each_index(in_c):
     assert kern._plans and _steps(kern, in_c)
 
 
-def test_value_predicates_and_ranges_stay_off_the_shape_steps():
+@pytest.mark.parametrize("fmt", ["csr", "csc", "dense"])
+def test_ranges_of_constant_bounds_run_by_a_plan_and_equal_the_reference(fmt):
+    """`[pos < 5]`, `[pos >= 3]`, `2 <= pos < 7`, a float bound, bounds past the size
+    or empty, a product of two: the range is made from its index's size (each
+    call's), so new matrices of other sizes keep the plan, in two semirings."""
+    A, x = ep.tensor("A", 2, fmt), ep.tensor("x", 1)
+    rng = np.random.default_rng(5)
+    tests = [pos < 5, pos >= 3, ep.between(pos, 2, 7), pos < 2.5, pos < 10 ** 12,
+             pos > 100, ep.between(pos, 4, 2), (pos < 3) * (pos >= 1)]
+    for test in tests:
+        e = ep.sum(pos, A[row, pos] * test * x[pos])
+        for sr in ("real", "min_plus"):
+            kern = ep.compile(e, semiring=sr)
+            for n, m in ((8, 8), (9, 12), (20, 6), (8, 8)):
+                M = sp.random_array((n, m), density=0.5, format="csr", random_state=rng)
+                M = {"csr": M.tocsr(), "csc": M.tocsc(), "dense": M.toarray()}[fmt]
+                inputs = {"A": M, "x": rng.random(m)}
+                want = ep.evaluate(e, backend="reference", semiring=sr, **inputs)
+                np.testing.assert_allclose(kern(**inputs), want, rtol=1e-12)
+                planned = kern._by_plan(inputs)
+                assert planned is not MISS, f"{e}: the plan missed a call of its kind"
+                np.testing.assert_allclose(planned, want, rtol=1e-12)
+            assert _steps(kern), f"{e}: its range was not a plan step"
+
+
+def test_value_predicates_and_ranges_of_parameters_stay_off_the_shape_steps():
     A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
     assert any(shape_made(tv) for tv in ep.compile(A[i, i]).tensors.values())
-    ranged = ep.sum(j, A[i, j] * (j < 3) * x[j])
+    assert any(shape_made(tv) for tv in ep.compile(A[i, j] * (j < 3)).tensors.values())
+    ranged = ep.sum(j, A[i, j] * (j < "hi") * x[j])
     valued = ep.sum(j, A[i, j] * (A[i, j] > 0.5) * x[j])
     for e in (ranged, valued):
         kern = ep.compile(e)
