@@ -8,7 +8,9 @@ alternated call by call with scipy's form in one process, thread-CPU medians.
 `Σ_j A[i,j]·[j<i]·x[j]` (Gauss-Seidel's strictly lower part against scipy's `L @ x`
 with `L = tril(A, -1)` made once, before the timing) and `Σ_j A[i,j]·[j>i]·x[j]`
 (against `triu(A, 1) @ x` made each call) and a range of a constant bound,
-`Σ_j A[i,j]·[j<256]·x[j]` (against `A[:, :256] @ x[:256]`), on scikit-fem's P1 Laplacian (1.4e3 and
+`Σ_j A[i,j]·[j<256]·x[j]` (against `A[:, :256] @ x[:256]`) and one of parameters,
+`ep.between(j, "lo", "hi")` with lo=64, hi=256 (against `A[:, 64:256] @ x[64:256]`),
+on scikit-fem's P1 Laplacian (1.4e3 and
 8.3e4 entries), the 3-D 7-point Poisson stencil 25³ and a k-NN graph of
 scikit-learn's digits (1e5). Their implicit tensors (δ, the comparisons) are bound
 by the call plan from the call's shapes (runtime.shape_steps); a scipy input whose
@@ -38,6 +40,8 @@ FORMS = {   # name: (expression, scipy's form of (A, L, x), the inputs it reads)
                              lambda M, L, v: sp.triu(M, 1, format="csr") @ v, "Ax"),
     "Σj A[i,j]·[j<256]·x[j]": (ep.sum(j, A[i, j] * (j < 256) * x[j]),
                                lambda M, L, v: M[:, :256] @ v[:256], "Ax"),
+    "Σj A[i,j]·[lo≤j<hi]·x[j]": (ep.sum(j, A[i, j] * ep.between(j, "lo", "hi") * x[j]),
+                                 lambda M, L, v: M[:, 64:256] @ v[64:256], "Axp"),
 }
 
 
@@ -60,6 +64,7 @@ def main(argv=None) -> int:
         for name, (e, peer, reads) in FORMS.items():
             kern = ep.compile(e)
             given = [{"A": M, "x": v} if "x" in reads else {"A": M} for v in pool]
+            given = [{**g, "lo": 64, "hi": 256} if "p" in reads else g for g in given]
             np.testing.assert_allclose(np.ravel(kern(**given[0])), np.ravel(peer(M, L, pool[0])),
                                        rtol=1e-9, atol=1e-9)
             times: dict = {"etchpy": [], "scipy": []}

@@ -2,24 +2,27 @@
 
 A diagonal's identity δ (expr.diagonal, an IdentityVar: runtime.identity), an
 index comparison `i < j + d` (expr.compare, a CompareVar of kind "index":
-runtime.predicates) and a range of constant bounds `j < 50` (kind "range", no
-parameter, not keyed) are no caller's input, and what the kernel reads of them
+runtime.predicates) and a range `j < 50`, `ep.between(j, "lo", "hi")` (kind
+"range", not keyed) are no caller's input, and what the kernel reads of them
 depends only on sizes: δ's two on the size n of its source's two repeated
 modes (the same n×n identity whatever the values), a comparison's two
 dimensions on its indices' sizes (both store nothing), a range's codes and
-ones on its index's size n and its constants. So a call plan binds them as a
+ones on its index's size n and its bounds (constants, or parameters the call
+passes as Python or numpy numbers, kept by type and value). So a call plan binds them as a
 step of its own, worked out from the call's other inputs' shapes: the
 source's (δ) or the inputs that index each of the comparison's indices, read
 by (tensor, mode) found once. The C arguments of one shape are made once (the
 general path's tensor, bound as it binds it) and reused for that shape (the
 last shape's kept); δ's repeated modes of unequal sizes are a miss (the
-general path names the input). Values, parameters and anything read per
-entry stay outside (value predicates, ranges with parameters: no plan).
+general path names the input). Values and anything read per entry stay
+outside (value predicates, a range keyed by a column's values: no plan).
 
-    shape_made(tv)                          δ, an index comparison, a constant range
+    shape_made(tv)                          δ, an index comparison, a range
     shape_step(tv, inputs, modes, positions, sr, lib, types, idx_dtype)
 """
 from __future__ import annotations
+
+import numpy as np
 
 from ..expr.compare import CompareVar
 from ..expr.nodes import IdentityVar
@@ -32,53 +35,66 @@ __all__ = ["shape_made", "shape_step", "ShapeStep"]
 
 
 def shape_made(tv) -> bool:
-    """Whether the implicit tensor `tv` is made from sizes alone (δ of a diagonal,
-    an index comparison, a range of constant bounds), so that a plan binds it from
-    the call's shapes.
+    """Whether the implicit tensor `tv` is made from sizes (and a range's bounds)
+    alone (δ of a diagonal, an index comparison, a range), so that a plan binds it
+    from the call's shapes.
 
         >>> shape_made(kern.tensors["eq_A_0_1"])
         True
     """
     return type(tv) is IdentityVar or type(tv) is CompareVar and (
-        tv.kind == "index" or tv.kind == "range" and not tv.keyed and not tv.params)
+        tv.kind == "index" or tv.kind == "range" and not tv.keyed)
 
 
 class ShapeStep:
     """The step of one shape-made tensor (see the module docstring). Called with
     the whole inputs dict (`whole`), it fills the tensor's C arguments into
-    `args` and returns its shape; Miss for δ over modes of unequal sizes."""
+    `args` and returns its shape; Miss for δ over modes of unequal sizes, and for
+    a range's parameter that is not a Python or numpy int or float."""
 
     whole = True
-    __slots__ = ("tv", "sources", "positions", "sr", "lib", "types", "idx_dtype", "made")
+    __slots__ = ("tv", "sources", "positions", "sr", "lib", "types", "idx_dtype", "made",
+                 "params")
 
     def __init__(self, tv, sources, positions, sr, lib, types, idx_dtype):
         self.tv, self.sources, self.positions, self.sr = tv, sources, positions, sr
         self.lib, self.types, self.idx_dtype = lib, types, idx_dtype
-        self.made: dict = {}        # the last shape -> (its tensor, its C arguments)
+        self.params = tv.params if type(tv) is CompareVar and tv.kind == "range" else ()
+        self.made: dict = {}    # the last shape and parameters -> (tensor, C arguments)
 
     def __call__(self, inputs, args):
-        shape = tuple([inputs[name].shape[mode] for name, mode in self.sources])
-        hit = self.made.get(shape)
+        key = tuple([inputs[name].shape[mode] for name, mode in self.sources])
+        if self.params:         # by type too: True == 1, but a bool is refused
+            key += tuple([(type(v), v) if type(v) in _NUMBERS else _miss()
+                          for v in [inputs[p] for p in self.params]])
+        hit = self.made.get(key)
         if hit is None:
-            hit = self._make(shape, inputs)
+            hit = self._make(key, inputs)
         for pos, arg in hit[1]:
             args[pos] = arg
         return hit[0].shape
 
-    def _make(self, shape, inputs) -> tuple:
-        tv = self.tv
+    def _make(self, key, inputs) -> tuple:
+        tv, shape = self.tv, key[:len(self.sources)]
         if type(tv) is IdentityVar:
             if shape[0] != shape[1]:
                 raise Miss          # the general path's InputError names the source
             t = identity(tv, inputs[tv.source], self.sr)
         elif tv.kind == "range":
-            t = index_range(tv, shape[0], {}, self.sr)
+            t = index_range(tv, shape[0], inputs, self.sr)     # InputError: the general path
         else:
             t = index_pairs(tv, shape, self.sr)
         b = calling.bind(t, tv, self.sr)
         hit = (t, calling.input_args(b, self.positions, self.lib, self.types, self.idx_dtype))
-        self.made = {shape: hit}        # one shape kept: a range holds arrays of n
+        self.made = {key: hit}        # one kept: a range holds arrays of n
         return hit
+
+
+_NUMBERS = frozenset({int, float, np.int64, np.int32, np.float64, np.float32})
+
+
+def _miss():
+    raise Miss
 
 
 def shape_step(tv, inputs, modes, positions, sr, lib, types, idx_dtype) -> ShapeStep | None:

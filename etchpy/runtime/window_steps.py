@@ -45,12 +45,14 @@ def windows_only(tensors: dict, besides=None) -> bool:
 
 def caller_names(kern_inputs, tensors: dict) -> set:
     """The inputs a caller passes for kernel inputs `kern_inputs` (names): a
-    window's operand and parameters in place of the window; nothing for a
-    diagonal's δ or an index comparison (made from shapes: runtime.shape_steps)."""
+    window's operand and parameters in place of the window; for a diagonal's δ,
+    an index comparison or a range (made from shapes: runtime.shape_steps), its
+    parameters alone (a range's bounds)."""
     out = set()
     for name in kern_inputs:
         tv = tensors.get(name)
         if shape_made(tv):
+            out.update(tv.params if isinstance(tv, CompareVar) else ())
             continue
         if isinstance(tv, WindowVar):
             out.update((tv.source, *tv.params))

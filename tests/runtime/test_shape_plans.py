@@ -138,12 +138,40 @@ def test_ranges_of_constant_bounds_run_by_a_plan_and_equal_the_reference(fmt):
             assert _steps(kern), f"{e}: its range was not a plan step"
 
 
-def test_value_predicates_and_ranges_of_parameters_stay_off_the_shape_steps():
+def test_ranges_of_parameters_run_by_a_plan_and_bad_bounds_are_named():
+    """`lo <= pos < hi` with lo, hi passed each call (Python and numpy ints and
+    floats, open and empty): the plan keeps the last (size, bounds); a bound that
+    is no number (bool, None, NaN, a string, an array) or missing is the general
+    path's InputError, before and after a plan was made."""
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    e = ep.sum(pos, A[row, pos] * ep.between(pos, "lo", "hi") * x[pos])
+    kern = ep.compile(e)
+    rng = np.random.default_rng(6)
+    for n, m, lo, hi in ((8, 8, 2, 5), (8, 8, 3, 7), (9, 12, 0, 100), (9, 12, np.int64(4), 2.5),
+                         (8, 8, -5, np.float64(3.5)), (8, 8, 2, 5), (8, 8, 2, 2 ** 70)):
+        M = sp.random_array((n, m), density=0.5, format="csr", random_state=rng)
+        inputs = {"A": M.tocsr(), "x": rng.random(m), "lo": lo, "hi": hi}
+        want = reference(e, **inputs)
+        np.testing.assert_allclose(kern(**inputs), want, rtol=1e-12)
+        planned = kern._by_plan(inputs)
+        assert planned is not MISS, f"bounds {lo!r}, {hi!r}: the plan missed"
+        np.testing.assert_allclose(planned, want, rtol=1e-12)
+    assert _steps(kern)
+    for lo in (True, None, np.nan, "a", np.array(2)):
+        inputs = {"A": M.tocsr(), "x": rng.random(8), "lo": lo, "hi": 5}
+        if type(lo) is np.ndarray:      # one number in an array: read as that number
+            np.testing.assert_allclose(kern(**inputs), reference(e, **inputs), rtol=1e-12)
+            continue
+        with pytest.raises(InputError, match="parameter lo"):
+            kern(**inputs)
+    with pytest.raises(InputError, match="missing parameter|parameters hi"):
+        kern(A=M.tocsr(), x=rng.random(8), lo=2)
+
+
+def test_value_predicates_stay_off_the_shape_steps():
     A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
     assert any(shape_made(tv) for tv in ep.compile(A[i, i]).tensors.values())
-    assert any(shape_made(tv) for tv in ep.compile(A[i, j] * (j < 3)).tensors.values())
-    ranged = ep.sum(j, A[i, j] * (j < "hi") * x[j])
+    assert any(shape_made(tv) for tv in ep.compile(A[i, j] * (j < "hi")).tensors.values())
     valued = ep.sum(j, A[i, j] * (A[i, j] > 0.5) * x[j])
-    for e in (ranged, valued):
-        kern = ep.compile(e)
-        assert not any(shape_made(tv) for tv in kern.tensors.values())
+    kern = ep.compile(valued)
+    assert not any(shape_made(tv) for tv in kern.tensors.values())
