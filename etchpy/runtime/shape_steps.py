@@ -8,10 +8,10 @@ depends only on sizes: δ's two on the size n of its source's two repeated
 modes (the same n×n identity whatever the values), a comparison's two
 dimensions on its indices' sizes (both store nothing), a range's codes and
 ones on its index's size n and its bounds (constants, or parameters the call
-passes as Python or numpy numbers, kept by type and value). So a call plan binds them as a
-step of its own, worked out from the call's other inputs' shapes: the
-source's (δ) or the inputs that index each of the comparison's indices, read
-by (tensor, mode) found once. The C arguments of one shape are made once (the
+passes as Python or numpy numbers, kept by type and value). So a call plan
+binds them as a step of its own, worked out from the call's other inputs'
+shapes: the source's (δ) or the inputs that index each of the comparison's
+indices, read by (tensor, mode) found once. The C arguments of one shape are made once (the
 general path's tensor, bound as it binds it) and reused for that shape (the
 last shape's kept); δ's repeated modes of unequal sizes are a miss (the
 general path names the input). Values and anything read per entry stay

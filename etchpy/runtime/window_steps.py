@@ -38,7 +38,8 @@ __all__ = ["WindowStep", "DenseWindowStep", "RowsWindowStep", "TensorWindowStep"
 def windows_only(tensors: dict, besides=None) -> bool:
     """Whether the implicit tensors of `tensors` are all windows (no diagonal's
     identity, no comparison), or pass `besides` (a test of one): then the
-    parameters are the windows' bounds only."""
+    parameters are the bounds of the windows and of those (runtime.shape_steps'
+    ranges)."""
     return not any(isinstance(tv, (IdentityVar, CompareVar)) and not (besides and besides(tv))
                    for tv in tensors.values())
 
