@@ -45,13 +45,11 @@ import functools
 import numpy as np
 
 from ..settings import LIMITS
-from . import binder, coo_inputs, foreign, given_out, inputs as io_, outputs, shared, twins
-from .coo_steps import coo_step
+from . import binder, given_out, inputs as io_, outputs, shared, twins
 from .copy_notes import note_general, plan_notes
-from .cast_steps import DenseCast, cast_lines, cast_step
-from .plan_steps import (Dense, Miss, Sparse, dense_lines, dense_step, permuted as _permuted,
-                         sparse_lines, sparse_step, tensor_step, values_cast)
-from .scalar_steps import SCALARS, scalar_step
+from .cast_steps import DenseCast, cast_lines
+from .input_steps import input_step
+from .plan_steps import Dense, Miss, Sparse, dense_lines, sparse_lines
 from .shape_steps import ShapeStep, shape_made, shape_step
 from .tensor import Tensor
 from .window_steps import (DenseWindowStep, RowsWindowStep, TensorWindowStep, caller_names,
@@ -64,44 +62,6 @@ MISS = object()          # a plan's answer when these inputs are not of its kind
 def plan_key(inputs: dict) -> tuple:
     """The key plans are kept under: the inputs' names and types, in call order."""
     return (*inputs, *map(type, inputs.values()))
-
-
-def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0, casts=False,
-          order=None):
-    """The step for input `name` as the general call bound it, or None when its kind is
-    not one a plan covers. `order`: the mode order of the dense tensor the kernel declares
-    (None: not dense). `casts`: a numpy input bound as a copy (another dtype, not
-    contiguous in `order`) gets a step making that copy in that order (Tuning.plan_casts)."""
-    if casts and type(value) is np.ndarray and set(bound.roles) == {"vals"} and not bound.own:
-        return cast_step(name, value, positions, sr, types, _permuted(order))
-    if type(value) in SCALARS:                  # bound as a 0-d Tensor made each call
-        return scalar_step(name, value, positions, sr, types)
-    if not (bound.own or values_cast(value, bound, sr)):
-        return None
-    if type(value) is np.ndarray:
-        if value.dtype != sr.dtype or value.dtype.kind == "b" or set(bound.roles) != {"vals"}:
-            return None
-        return dense_step(name, value, positions, sr, types, max_bytes, _permuted(order))
-    if type(value) is Tensor:
-        if value.vals.dtype != sr.dtype or any(
-                arr.dtype != idx_dtype for lv in value.levels for arr in lv.values()):
-            return None
-        return tensor_step(name, value, positions, sr, types, max_bytes)
-    if coo_inputs.arrays(value) is not None:      # bound over its own arrays (in order)
-        if (bound.roles["vals"] is not value.data and not values_cast(value, bound, sr)
-                or sr.dtype.kind == "b" or bound.roles["crd0"].dtype != idx_dtype):
-            return None
-        return coo_step(name, value, positions, sr, types, max_bytes, bound.unchecked)
-    layout = getattr(value, "format", None)
-    if layout == "gcxs":
-        layout = foreign.compressed_layout(value, sr)
-    if layout not in ("csr", "csc") or not hasattr(value, "indptr"):
-        return None
-    if (bound.roles.get("pos1") is not value.indptr or value.indices.dtype != idx_dtype
-            or sr.dtype.kind == "b"):
-        return None
-    return sparse_step(name, value, positions, sr, bound.unchecked, types, max_bytes,
-                       bound.nan_unchecked)
 
 
 def _shape_facts(owner, names, bound, out_shape):
@@ -168,9 +128,9 @@ def make_plan(owner, made: tuple, inputs: dict, given=False):
         else:       # the format the kernel that runs it declares (runtime.adopt)
             fmt, tuning = getattr(kern.tensors.get(name), "format", None), owner.request.tuning
             dense = fmt is not None and fmt.is_dense
-            step = _step(name, inputs[name], bound[name], slots, sr, idx_dtype, types,
-                         tuning.keep_call_bytes, tuning.plan_casts and dense,
-                         fmt.mode_order if dense else None)
+            step = input_step(name, inputs[name], bound[name], slots, sr, idx_dtype, types,
+                              tuning.keep_call_bytes, tuning.plan_casts and dense,
+                              fmt.mode_order if dense else None)
         if step is None:
             return None
         steps.append(step)
