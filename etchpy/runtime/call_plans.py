@@ -51,6 +51,7 @@ from .cast_steps import DenseCast, cast_lines
 from .input_steps import input_step
 from .plan_steps import Dense, Miss, Sparse, dense_lines, sparse_lines
 from .shape_steps import ShapeStep, shape_made, shape_step
+from .value_steps import SlotStep, column_bound, column_of, slots_owner, value_read
 from .tensor import Tensor
 from .window_steps import (DenseWindowStep, RowsWindowStep, TensorWindowStep, caller_names,
                            share_operands, window_step, windows_only)
@@ -84,12 +85,14 @@ def _shape_facts(owner, names, bound, out_shape):
 
 def _eligible(owner, kern, given=False) -> bool:
     """Whether calls of `owner` run by `kern` can have plans: a dense output or a sparse one
-    the kernel grows (`_sparse_out`), no implicit tensors but windows and those made from
-    shapes (shape_steps) unless `given` (passed made), no iso inputs, no conversions."""
+    the kernel grows (`_sparse_out`), no implicit tensors but windows, those made from
+    shapes (shape_steps) and value predicates of one column with their slots
+    (value_steps) unless `given` (passed made), no iso inputs, no conversions."""
     dense = owner._dense_out and all(
         kind in ("out_dense", "out_zeroed") for _, kind, _, _ in kern._out_slots)
     return ((dense or _sparse_out(owner, kern))
-            and (given or not owner._identities or windows_only(owner.tensors, shape_made))
+            and (given or not owner._identities or windows_only(owner.tensors, lambda tv: (
+                shape_made(tv) or value_read(tv) or slots_owner(owner.tensors, tv))))
             and not owner._iso and all(src == name and not conv
                                        for name, (src, _, conv) in kern._inputs.items()))
 
@@ -107,33 +110,23 @@ def make_plan(owner, made: tuple, inputs: dict, given=False):
     a general call just ran successfully as `made` (Kernel._make's tuple); None
     when some input's kind or the kernel is not one plans cover. A window's step
     (runtime.window_steps) reads its operand and parameters from the call, a δ's or
-    an index comparison's (runtime.shape_steps) its shapes. `given`: `inputs` are
+    an index comparison's (runtime.shape_steps) its shapes, a value predicate's
+    (runtime.value_steps) its column's input and its bounds. `given`: `inputs` are
     those `made` bound, comparisons made (runtime.walk_plans)."""
     kern, lib, types, function, _, bound, out_shape, idx_dtype, planned = made
-    if not _eligible(owner, kern, given) or caller_names(bound, owner.tensors) != inputs.keys():
+    if not _eligible(owner, kern, given) or caller_names(
+            bound, owner.tensors, not given) != inputs.keys():
         return None
     # the caller's order (the binder's calls keep it), else the kernel's inputs (by steps)
     names = tuple(inputs) if bound.keys() == inputs.keys() else tuple(bound)
-    sr = owner.semiring
     types = {**types, "ffi": lib.ffi, "idx_dtype": idx_dtype}
-    steps = []
+    steps, reads = [], []       # reads: the caller's input each step reads (value_steps)
     for name in names:
-        tv = owner.tensors.get(name)
-        slots = kern._in_slots[name]
-        if shape_made(tv):
-            step = shape_step(tv, inputs, owner._modes, slots, sr, lib, types, idx_dtype)
-        elif isinstance(tv, WindowVar):
-            step = window_step(name, tv, inputs, bound[name], slots, sr, name in kern._fused,
-                               lib, types, idx_dtype, owner.request.tuning.keep_call_bytes)
-        else:       # the format the kernel that runs it declares (runtime.adopt)
-            fmt, tuning = getattr(kern.tensors.get(name), "format", None), owner.request.tuning
-            dense = fmt is not None and fmt.is_dense
-            step = input_step(name, inputs[name], bound[name], slots, sr, idx_dtype, types,
-                              tuning.keep_call_bytes, tuning.plan_casts and dense,
-                              fmt.mode_order if dense else None)
+        step, read, bound = _input(owner, kern, name, inputs, bound, given, lib, types)
         if step is None:
             return None
         steps.append(step)
+        reads.append(read)
     facts = _shape_facts(owner, names, bound, out_shape)
     if facts is None:
         return None
@@ -145,17 +138,44 @@ def make_plan(owner, made: tuple, inputs: dict, given=False):
     if len(copies) >= 64:
         copies.clear()
     copies[plan_key(inputs)] = plan_notes(steps, inputs)    # the latest plan's of a key
-    return (_in_c(owner, kern, lib, function, steps, facts, planned, len(inputs), idx_dtype,
-                  trusted)
-            or _closure(owner, kern, lib, types, function, steps, facts, planned, len(inputs),
-                        trusted))
+    n_in = len(inputs)
+    return (_in_c(owner, kern, lib, function, steps, facts, planned, n_in, idx_dtype, trusted,
+                  tuple(reads) != names)
+            or _closure(owner, kern, lib, types, function, steps, facts, planned, n_in, trusted,
+                        reads))
 
 
-def _in_c(owner, kern, lib, function, steps, facts, planned, n_in, idx_dtype, trusted):
+def _input(owner, kern, name, inputs, bound, given, lib, types):
+    """(the step of kernel input `name`, or None; the caller's input it reads; `bound`,
+    with a value predicate's binding the plan's: its column's, checked in full)."""
+    tv, sr, idx_dtype = owner.tensors.get(name), owner.semiring, types["idx_dtype"]
+    slots, read = kern._in_slots[name], column_of(tv) if value_read(tv) and not given else name
+    if shape_made(tv):
+        return shape_step(tv, inputs, owner._modes, slots, sr, lib, types, idx_dtype), read, bound
+    if isinstance(tv, WindowVar):
+        return window_step(name, tv, inputs, bound[name], slots, sr, name in kern._fused, lib,
+                           types, idx_dtype, owner.request.tuning.keep_call_bytes), read, bound
+    if not given and slots_owner(owner.tensors, tv):
+        return SlotStep(slots_owner(owner.tensors, tv), slots, sr, types), read, bound
+    # the format the kernel that runs it declares (runtime.adopt)
+    fmt, tuning = getattr(kern.tensors.get(name), "format", None), owner.request.tuning
+    dense = fmt is not None and fmt.is_dense
+    if read != name:
+        bound = {**bound, name: column_bound(tv, fmt, inputs[read], sr)}
+    b = bound[name]
+    return b and input_step(read, inputs[read], b, slots, sr, idx_dtype, types,
+                            tuning.keep_call_bytes, tuning.plan_casts and dense,
+                            fmt.mode_order if dense else None), read, bound
+
+
+def _in_c(owner, kern, lib, function, steps, facts, planned, n_in, idx_dtype, trusted,
+          renamed=False):
     """The C binder's plan for these steps (runtime.binder), or None where it makes
-    none: a dense output, or a grown one of csr/csc or rle layout (outputs.grown_kind)."""
-    by_name = any(type(step) in (RowsWindowStep, DenseWindowStep, TensorWindowStep, ShapeStep)
-                  for _, step in steps)      # read the call's inputs by name
+    none: a dense output, or a grown one of csr/csc or rle layout (outputs.grown_kind).
+    `renamed`: a step reads an input of another name than its kernel input's."""
+    by_name = renamed or any(type(step) in (RowsWindowStep, DenseWindowStep, TensorWindowStep,
+                                            ShapeStep, SlotStep)
+                             for _, step in steps)      # read the call's inputs by name
     if n_in != len(steps) and not by_name:
         return None
     grown = None
@@ -188,11 +208,12 @@ def plan(inputs, given=None):
 """
 
 
-def _closure(owner, kern, lib, types, function, steps, facts, planned, n_in, trusted):
+def _closure(owner, kern, lib, types, function, steps, facts, planned, n_in, trusted, reads):
     """The plan itself (see make_plan and the module docstring): a function written
     out for this kernel and kind, so that a call runs no loops of its own. Its text
     holds only integers; names and objects are in its namespace. `trusted`: (the
-    trusted build and twin pairs or None, twins.sources)."""
+    trusted build and twin pairs or None, twins.sources); `reads`: the caller's
+    input each step reads."""
     equal, outs = facts
     trusted, sources = trusted
     space = {"MISS": MISS, "Miss": Miss, "fresh": np.zeros if kern._calloc_zero else np.empty,
@@ -201,7 +222,7 @@ def _closure(owner, kern, lib, types, function, steps, facts, planned, n_in, tru
              "owner": owner, "planned": planned, "sr": owner.semiring, "fits": given_out.out_fits}
     pulls = []
     for k, (name, step) in enumerate(steps):
-        space[f"name{k}"] = name
+        space[f"name{k}"] = reads[k]
         if type(step) is Dense:        # written out here: no call of its own
             pulls += dense_lines(k, step, space)
         elif type(step) is DenseCast:

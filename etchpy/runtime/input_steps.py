@@ -5,7 +5,8 @@ copies it: cast_steps), a Python or numpy number for a tensor of order 0
 a scipy or pydata coo one (coo_steps). A step is made only where the general
 call bound the input over its own arrays (or cast its values as a step casts
 them); anything else is None, and the kernel's calls of that kind take the
-general path. `name` is the caller's input the step reads.
+general path. `name` is the caller's input the step reads: the kernel's input of
+that name, or the column a value predicate is bound from (runtime.value_steps).
 
     step = input_step(name, value, bound, positions, sr, idx_dtype, types, ...)
 """

@@ -65,7 +65,7 @@ class ShapeStep:
     def __call__(self, inputs, args):
         key = tuple([inputs[name].shape[mode] for name, mode in self.sources])
         if self.params:         # by type too: True == 1, but a bool is refused
-            key += tuple([(type(v), v) if type(v) in _NUMBERS else _miss()
+            key += tuple([(type(v), v) if type(v) in NUMBERS else _miss()
                           for v in [inputs[p] for p in self.params]])
         hit = self.made.get(key)
         if hit is None:
@@ -90,7 +90,7 @@ class ShapeStep:
         return hit
 
 
-_NUMBERS = frozenset({int, float, np.int64, np.int32, np.float64, np.float32})
+NUMBERS = frozenset({int, float, np.int64, np.int32, np.float64, np.float32})
 
 
 def _miss():

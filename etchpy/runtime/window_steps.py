@@ -29,6 +29,7 @@ from .plan_steps import Miss, class_range, tensor_step
 from .shape_steps import shape_made
 from .signature import layout
 from .tensor import Tensor
+from .value_steps import column_of, slots_owner, value_read
 from .windows import WindowInput, extended_shape
 
 __all__ = ["WindowStep", "DenseWindowStep", "RowsWindowStep", "TensorWindowStep",
@@ -44,16 +45,21 @@ def windows_only(tensors: dict, besides=None) -> bool:
                    for tv in tensors.values())
 
 
-def caller_names(kern_inputs, tensors: dict) -> set:
+def caller_names(kern_inputs, tensors: dict, values: bool = True) -> set:
     """The inputs a caller passes for kernel inputs `kern_inputs` (names): a
     window's operand and parameters in place of the window; for a diagonal's δ,
     an index comparison or a range (made from shapes: runtime.shape_steps), its
-    parameters alone (a range's bounds)."""
+    parameters alone (a range's bounds); with `values`, for a value predicate of
+    one column (runtime.value_steps), that column's input and its parameters, and
+    nothing for its slots (else both are inputs passed made)."""
     out = set()
     for name in kern_inputs:
         tv = tensors.get(name)
-        if shape_made(tv):
+        if shape_made(tv) or values and slots_owner(tensors, tv):
             out.update(tv.params if isinstance(tv, CompareVar) else ())
+            continue
+        if values and value_read(tv):
+            out.update((column_of(tv), *tv.params))
             continue
         if isinstance(tv, WindowVar):
             out.update((tv.source, *tv.params))
