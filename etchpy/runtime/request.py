@@ -14,6 +14,7 @@ from . import build
 from . import inputs as io_
 from ..errors import EtchpyError
 from ..expr import keyed
+from ..expr.same_inputs import same_inputs
 from ..expr.nodes import as_expr
 from ..formats import Format
 from ..semiring import semirings
@@ -22,12 +23,16 @@ from ..semiring import semirings
 def make_request(expr, *, semiring=None, output="dense", order=None, out_indices=None,
                  name="etchpy_kernel", threads=None, optimize=None, optimizer_options=None,
                  every_size=False, tuning=None) -> pipeline.Request:
-    """A compile request from Kernel's arguments, checked and normalised. The
-    optimizer option `rewrite_margin` sets the Tuning field of that name."""
+    """A compile request from Kernel's arguments, checked and normalised (a keyed
+    column's comparisons made ranges, one input's factors of a product joined:
+    expr.same_inputs, under Tuning.one_walk). The optimizer option
+    `rewrite_margin` sets the Tuning field of that name."""
     tuned = tuning_.of(tuning)          # as given: its host fields (-1) resolved where read
     expr = as_expr(expr)
     if tuned.keyed_ranges:              # a keyed column's comparisons: ranges of codes
         expr = keyed.ranges(expr)
+    if tuned.one_walk:                  # one input's factors of a product: walked once
+        expr = same_inputs(expr)
     sr = io_.prepare_semiring(expr, semiring)
     out_ix = io_.output_indices(expr, out_indices)
     io_.check_out_indices(expr, out_ix)
