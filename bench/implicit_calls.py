@@ -2,7 +2,7 @@
 (session 87): a scipy csr matrix, the next of 8 new vectors each call,
 alternated call by call with scipy's form in one process, thread-CPU medians.
 
-    python -m bench.implicit_calls [--rounds N]
+    python -m bench.implicit_calls [--rounds N] [--only TEXT]
 
 `A[i,i]` (scipy `A.diagonal()`), `Σ_i A[i,i]·x[i]`, the trace `Σ_i A[i,i]`,
 `Σ_j A[i,j]·[j<i]·x[j]` (Gauss-Seidel's strictly lower part against scipy's `L @ x`
@@ -10,6 +10,9 @@ with `L = tril(A, -1)` made once, before the timing) and `Σ_j A[i,j]·[j>i]·x[
 (against `triu(A, 1) @ x` made each call) and a range of a constant bound,
 `Σ_j A[i,j]·[j<256]·x[j]` (against `A[:, :256] @ x[:256]`) and one of parameters,
 `ep.between(j, "lo", "hi")` with lo=64, hi=256 (against `A[:, 64:256] @ x[64:256]`),
+value predicates `Σ_j A[i,j]·[A[i,j]>t]·x[j]` and `Σ_j [A[i,j]>t]·x[j]` with t=0 (against
+scipy's matrix of the same arrays and the masked values, `csr_array((A.data * (A.data > t),
+A.indices, A.indptr)) @ x`, faster than `A.multiply(A > t) @ x`),
 on scikit-fem's P1 Laplacian (1.4e3 and
 8.3e4 entries), the 3-D 7-point Poisson stencil 25³ and a k-NN graph of
 scikit-learn's digits (1e5). Their implicit tensors (δ, the comparisons) are bound
@@ -42,7 +45,16 @@ FORMS = {   # name: (expression, scipy's form of (A, L, x), the inputs it reads)
                                lambda M, L, v: M[:, :256] @ v[:256], "Ax"),
     "Σj A[i,j]·[lo≤j<hi]·x[j]": (ep.sum(j, A[i, j] * ep.between(j, "lo", "hi") * x[j]),
                                  lambda M, L, v: M[:, 64:256] @ v[64:256], "Axp"),
+    "Σj A[i,j]·[A[i,j]>t]·x[j]": (ep.sum(j, A[i, j] * (A[i, j] > "t") * x[j]),
+                                  lambda M, L, v: _masked(M, M.data * (M.data > 0.0)) @ v, "Axt"),
+    "Σj [A[i,j]>t]·x[j]": (ep.sum(j, (A[i, j] > "t") * x[j]),
+                           lambda M, L, v: _masked(M, (M.data > 0.0).astype(float)) @ v, "Axt"),
 }
+
+
+def _masked(M, data):
+    """scipy's fastest form of a thresholded matrix we know: its arrays, new values."""
+    return sp.csr_array((data, M.indices, M.indptr), shape=M.shape)
 
 
 def matrices():
@@ -55,6 +67,7 @@ def matrices():
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=201)
+    ap.add_argument("--only", default="", help="the forms whose name holds this text")
     args = ap.parse_args(argv)
     for label, M in matrices().items():
         M = sp.csr_array(M)
@@ -62,9 +75,12 @@ def main(argv=None) -> int:
         rng = np.random.default_rng(0)
         pool = [rng.standard_normal(M.shape[1]) for _ in range(8)]
         for name, (e, peer, reads) in FORMS.items():
+            if args.only not in name:
+                continue
             kern = ep.compile(e)
             given = [{"A": M, "x": v} if "x" in reads else {"A": M} for v in pool]
             given = [{**g, "lo": 64, "hi": 256} if "p" in reads else g for g in given]
+            given = [{**g, "t": 0.0} if "t" in reads else g for g in given]
             np.testing.assert_allclose(np.ravel(kern(**given[0])), np.ravel(peer(M, L, pool[0])),
                                        rtol=1e-9, atol=1e-9)
             times: dict = {"etchpy": [], "scipy": []}
