@@ -21,9 +21,9 @@ from dataclasses import replace
 
 from . import formula
 from .bins import is_bins
-from .nodes import Access, Expr, Mul
+from .nodes import Access, Expr, Mul, TensorVar
 from .shared import one_walk
-from .sums import member, once
+from .sums import member
 from .walk import map_operands, spine
 
 __all__ = ["same_inputs"]
@@ -42,10 +42,15 @@ def same_inputs(e: Expr) -> Expr:
         return map_operands(e, same_inputs)
     fs = list(spine(e, Mul))
     groups: dict = {}
-    for f in once(fs):
+    seen: set = set()       # a power's repeats stay factors of their own (sums.once)
+    for k, f in enumerate(fs):
+        if type(getattr(f, "tensor", None)) is TensorVar:
+            if f in seen:
+                continue
+            seen.add(f)
         m = member(f)
         if m is not None and len(set(m[0])) == 1 and not is_bins(f.tensor):
-            groups.setdefault((m[1], m[0][0]), []).append(fs.index(f))
+            groups.setdefault((m[1], m[0][0]), []).append(k)
     joined = [ks for ks in groups.values() if len(ks) > 1]
     if not joined:
         return map_operands(e, same_inputs)

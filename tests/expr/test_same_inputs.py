@@ -7,11 +7,13 @@ is the expression as written."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
 
 import etchpy as ep
 from etchpy.expr.compare import CompareVar
 from etchpy.expr.same_inputs import same_inputs
 from etchpy.expr.walk import accesses
+from etchpy.testing import INDEX_NAMES
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 # names the generated code uses among them
@@ -60,7 +62,9 @@ def test_rewritten_kernels_equal_the_reference(kind, sr):
     rng = np.random.default_rng(3)
     exprs = [ep.sum(pos, A[n, pos] * (A[n, pos] > "t") * x[pos]),
              ep.sum(n, ep.sum(pos, (A[n, pos] <= "t") * A[n, pos])),
-             A[out, pos] * (A[out, pos] >= "t") * (A[out, pos] < 0.5)]
+             A[out, pos] * (A[out, pos] >= "t") * (A[out, pos] < 0.5),
+             # one predicate twice (the same object): each joined, none dropped
+             ep.sum(pos, (A[n, pos] <= "t") * ((A[n, pos] <= "t") * A[n, pos]) * x[pos])]
     for e in exprs:
         on = ep.compile(e, semiring=sr, output="dense")
         off = ep.compile(e, semiring=sr, output="dense", tuning={"one_walk": False})
@@ -72,3 +76,61 @@ def test_rewritten_kernels_equal_the_reference(kind, sr):
             want = ep.evaluate(e, backend="reference", semiring=sr, **inputs)
             np.testing.assert_allclose(on(**inputs), want, rtol=1e-12)
             np.testing.assert_allclose(off(**inputs), want, rtol=1e-12)
+
+
+FORMATS = ("csr", "csc", "dcsr", "coo")
+SEMIRINGS = ("real", "min_plus", "max_plus", "integer")
+
+
+@st.composite
+def one_input_products(draw):
+    """A product of an input A, value predicates of it (1 or 2: constant or parameter
+    bounds) and perhaps a vector, summed over some of its indices; index names
+    from the pool the generated code uses; A drawn with explicit zeros, empty rows
+    and values equal to a bound."""
+    a, b = draw(st.permutations(INDEX_NAMES).map(lambda p: ep.indices(" ".join(p[:2]))))
+    fmt, sr = draw(st.sampled_from(FORMATS)), draw(st.sampled_from(SEMIRINGS))
+    A, x = ep.tensor("A", 2, fmt), ep.tensor("x", 1)
+    tests, params = [], {}
+    for k in range(draw(st.integers(1, 2))):
+        op = draw(st.sampled_from(["<", "<=", ">", ">="]))
+        bound = draw(st.sampled_from([0, 1, -1, f"t{k}"]))
+        if isinstance(bound, str):
+            params[bound] = draw(st.sampled_from([0, 1, -1, 0.5, np.int64(2)]))
+        test = {"<": A[a, b] < bound, "<=": A[a, b] <= bound, ">": A[a, b] > bound,
+                ">=": A[a, b] >= bound}[op]
+        tests.append(test)
+    body = A[a, b]
+    for test in tests:
+        body = body * test if draw(st.booleans()) else test * body
+    shape = draw(st.sampled_from(["vector", "sum", "all", "matrix"]))
+    e = {"vector": lambda: ep.sum(b, body * x[b]), "sum": lambda: ep.sum(b, body),
+         "all": lambda: ep.sum((a, b), body), "matrix": lambda: body}[shape]()
+    m, n = draw(st.integers(1, 6)), draw(st.integers(1, 6))
+    cells = draw(st.lists(st.sampled_from([0, 1, -1, 2, 3, None, None]), min_size=m * n,
+                          max_size=m * n))
+    dense = np.array([0 if c is None else c for c in cells], dtype=float).reshape(m, n)
+    kept = np.array([c is not None for c in cells]).reshape(m, n)
+    rows, cols = np.nonzero(kept)
+    M = sp.coo_array((dense[rows, cols], (rows, cols)), shape=(m, n))
+    inputs = {"A": getattr(M, f"to{fmt}")() if fmt in ("csr", "csc") else
+              ep.Tensor.from_scipy(M, fmt) if fmt == "dcsr" else M,
+              "x": np.arange(1, n + 1, dtype=float), **params}
+    return e, sr, inputs
+
+
+@settings(deadline=None)
+@given(one_input_products())
+def test_joined_products_equal_the_reference_and_the_kernel_as_written(problem):
+    e, sr, inputs = problem
+    on = ep.compile(e, semiring=sr)
+    off = ep.compile(e, semiring=sr, tuning={"one_walk": False})
+    inputs = {k: v for k, v in inputs.items() if k in on._users}
+    if sr == "integer":
+        inputs = {k: v.astype(np.int64) if type(v) is np.ndarray else v for k, v in
+                  inputs.items()}
+    want = np.asarray(ep.evaluate(e, backend="reference", semiring=sr, **inputs))
+    for kern in (on, off):
+        got = kern(**inputs)
+        got = np.asarray(got.to_dense() if hasattr(got, "to_dense") else got)
+        np.testing.assert_allclose(got, want, rtol=1e-12)
