@@ -101,6 +101,7 @@ class Tuning:
     check_after: bool = True          # ... and their coordinates after each block (no count)
     check_first: bool = True          # ... a full loop's: before each block (read unclamped)
     check_first_near: bool = False    # ... near rows' and SIMD lanes' too, not only far rows'
+    check_first_gathers: int = 2      # ... near scalar rows' too that gather this many arrays at a coordinate (0: off)
     check_first_from: int = -1        # ... near scalar rows' too where entries/rows >= this (0: off; -1: the host's)
     walk_chains: bool = True          # ... their walks' float Σ into walk_chain_count accumulators (schedule.walk_chains)
     walk_chain_count: int = -1        # ... that many (< 2: one; -1: the host's)
@@ -269,8 +270,7 @@ class Tuning:
     sort_net: int = 16                # ... those of <= this (16, 32; 0: off) by a network
     sort_place: bool = True           # ... those it would rank written to their ranked places
     marks_walk_min: int = 41          # fewer touched indices are sorted, not walked by marks
-    marks_walk_spread: int = 4        # marks are walked when their range spans at most
-                                      # this many summary words per touched index
+    marks_walk_spread: int = 4        # marks are walked when their range spans this many summary words a touched index
     # -- planning and the optimizer ------------------------------------------
     rewrite_margin: float = 0.5       # compile a rewrite when it costs at most this share
     measured_relief: float = 1.8      # ... times this for sizes measured on the inputs (no guess)

@@ -25,20 +25,31 @@ def inputs(ahead, early, nan, merged, tuning) -> frozenset[str]:
     return frozenset((early & full) - window - nan - {lv.tensor for lv in merged})
 
 
-def unclamped(loop, lvs, first, rewrite, near: bool = False):
+def unclamped(loop, lvs, first, rewrite, near: bool = False, most: int = 0):
     """(loop with the walks of each level of `lvs` named in `first` that it
-    walks as a serial far copy (`far_walks`), or in any serial loop where `near`
-    (Tuning.check_first_near, off by default: its near rows' scalar walks and its
-    SIMD lanes too; loops split across threads keep their clamp: not measured)
-    made `rewrite(loop, lv)`, their walks reading coordinates unclamped (lanes:
-    an unchecked imp.GatherSum); the names of those levels, whose coordinates
-    the loop's blocks must then test first)."""
-    now = {lv.tensor for lv in lvs if lv.tensor in first and (near or far_walks(loop, lv))
-           and not isinstance(loop, ParallelFor)}
+    walks as a serial far copy (`far_walks`), or that gather `most` or more arrays
+    at its coordinates (`gathers`; Tuning.check_first_gathers, 0: none), or in any
+    serial loop where `near` (Tuning.check_first_near, off by default: its near
+    rows' scalar walks and its SIMD lanes too; loops split across threads keep
+    their clamp: not measured) made `rewrite(loop, lv)`, their walks reading
+    coordinates unclamped (lanes: an unchecked imp.GatherSum); the names of those
+    levels, whose coordinates the loop's blocks must then test first)."""
+    now = {lv.tensor for lv in lvs if lv.tensor in first and (
+        near or far_walks(loop, lv) or 0 < most <= gathers(loop, lv))
+        and not isinstance(loop, ParallelFor)}
     for lv in lvs:
         if lv.tensor in now:
             loop = rewrite(loop, lv)
     return loop, now
+
+
+def gathers(loop, lv) -> int:
+    """How many arrays `loop` reads at lv's coordinates (dense[crd[q]]; A·(x + y):
+    two). A near row's walk gathering two or more through its clamped coordinate
+    costs more than the pass testing its block's coordinates first; one gather (an
+    SpMV's) less (docs/performance.md, "Walks gathering two arrays checked first")."""
+    return len({x.array for x in imp.subterms(loop)
+                if isinstance(x, Load) and isinstance(x.index, Load) and x.index.array == lv.crd})
 
 
 def far_walks(loop, lv) -> bool:

@@ -248,14 +248,13 @@ def _fuse(prog, tuning, semiring):
 
 
 def _blocks(body, ahead, after, first, err: str, names, tuning, chain):
-    """(body with each loop of `ahead` run a block of parents at a time, its
-    levels' segments checked ahead (segment_checks.block_loop), and in the
-    loops checks_first.unclamped takes, their coordinates too; or, where
-    tuning.check_rows holds (or the host's row_checks is 1 and the loop's walks
-    are gathered or scattered sums: an SpMV's rows, a csc SpMV's columns) and row_checks.takes it, each row testing
-    its own segment as it opens (row_checks.row_loop); either way, where
-    checks_first.long_rows holds, the loop's walks tested first, check_block
-    rows at a time, and made `chain(walks)` instead; {pos: (that test, Level)})."""
+    """(body with each loop of `ahead` run a block of parents at a time, its levels'
+    segments checked ahead (segment_checks.block_loop), in the loops checks_first.unclamped
+    takes their coordinates too; or, where tuning.check_rows holds (or the host's row_checks
+    is 1 and the loop's walks are gathered or scattered sums: an SpMV's rows, a csc SpMV's
+    columns) and row_checks.takes it, each row testing its own segment as it opens
+    (row_checks.row_loop); either way, where checks_first.long_rows holds, the loop's walks
+    tested first, check_block rows at a time, made `chain(walks)`; {pos: (that test, Level)})."""
     def blocked(loop, lvs, within, now, off, size=tuning.check_first_block):
         return segment_checks.block_loop(
             within, [replace(lv, after=lv.tensor in after, first=lv.tensor in now)
@@ -267,8 +266,9 @@ def _blocks(body, ahead, after, first, err: str, names, tuning, chain):
         return _rewrite(n, replace(lv, ahead=True, first=True), err, names)
 
     host_rows, longs = host_facts.resolved(tuning).row_checks > 0, {}
+    near = (tuning.check_first_near, tuning.check_first_gathers)
     for loop, lvs, off in ahead:
-        within, now = checks_first.unclamped(loop, lvs, first, unclamp, tuning.check_first_near)
+        within, now = checks_first.unclamped(loop, lvs, first, unclamp, *near)
         rows = tuning.check_rows or host_rows and all(checks_first.sums(loop, lv) for lv in lvs)
         if rows and off is None and row_checks.takes(loop, lvs, body, now):
             new = row_checks.row_loop(within, lvs, err, ERROR_CODE, names)
