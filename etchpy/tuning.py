@@ -101,7 +101,7 @@ class Tuning:
     check_after: bool = True          # ... and their coordinates after each block (no count)
     check_first: bool = True          # ... a full loop's: before each block (read unclamped)
     check_first_near: bool = False    # ... near rows' and SIMD lanes' too, not only far rows'
-    check_first_gathers: int = 2      # ... near scalar rows' too that gather this many arrays at a coordinate (0: off)
+    check_first_gathers: int = 2      # ... near scalar rows' too that gather this many arrays at a coordinate, a value test one (0: off)
     check_first_from: int = -1        # ... near scalar rows' too where entries/rows >= this (0: off; -1: the host's)
     walk_chains: bool = True          # ... their walks' float Σ into walk_chain_count accumulators (schedule.walk_chains)
     walk_chain_count: int = -1        # ... that many (< 2: one; -1: the host's)

@@ -160,8 +160,9 @@ def _input(owner, kern, name, inputs, bound, given, lib, types):
     # the format the kernel that runs it declares (runtime.adopt)
     fmt, tuning = getattr(kern.tensors.get(name), "format", None), owner.request.tuning
     dense = fmt is not None and fmt.is_dense
-    if read != name:
-        bound = {**bound, name: column_bound(tv, fmt, inputs[read], sr)}
+    if read != name:        # as the kernel checks it: the build for that (twins.builds)
+        bound = {**bound, name: column_bound(tv, fmt, inputs[read], sr, name in kern._fused,
+                                             name in kern._fused_nan)}
     b = bound[name]
     return b and input_step(read, inputs[read], b, slots, sr, idx_dtype, types,
                             tuning.keep_call_bytes, tuning.plan_casts and dense,

@@ -59,16 +59,16 @@ def column_of(tv) -> str:
     return tv.columns[0][0]
 
 
-def column_bound(tv, fmt, value, sr):
+def column_bound(tv, fmt, value, sr, fused=False, fused_nan=False):
     """The column `value` of value predicate `tv` (value_read) bound as the general
     path binds an input of format `fmt` (the one the kernel declares for the
     predicate): over its own arrays where its layout is `fmt`'s (the column's
-    declared format, which the predicate's stores: None if not), checked in full,
-    as the general path's Tensor of it is, so that the build a plan runs is the
-    one the general call ran (it may trust its inputs; a kernel's own checks of a
-    predicate's walk cost more than the pass there); None where it is refused.
-    The general path's own binding of the predicate is over a Tensor made of it
-    (inputs.as_tensor, a copy of a scipy input's arrays) holding the same
+    declared format, which the predicate's stores: None if not), left to the
+    kernel's own checks where it checks the predicate's structure as it walks it
+    (`fused`, `fused_nan`: then the plan runs the build with those checks,
+    twins.builds), else checked in full; None where it is refused. The general
+    path's own binding of the predicate is over a Tensor made of it
+    (inputs.as_tensor, a copy of a scipy input's arrays, checked) holding the same
     entries, so the kernel reads the same structure and values.
 
         >>> column_bound(pred, pred.format, scipy_csr, sr).roles["pos1"] is scipy_csr.indptr
@@ -78,7 +78,8 @@ def column_bound(tv, fmt, value, sr):
     if col_fmt != fmt:
         return None
     try:
-        return calling.bind(value, TensorVar(column_of(tv), tv.order, col_fmt), sr)
+        return calling.bind(value, TensorVar(column_of(tv), tv.order, col_fmt), sr, None,
+                            fused, fused_nan)
     except InputError:
         return None
 

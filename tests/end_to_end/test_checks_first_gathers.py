@@ -1,13 +1,16 @@
-"""Near rows whose walks gather two or more arrays at a coordinate checked before
-each block (Tuning.check_first_gathers; lower.schedule.checks_first.gathers):
-`Σ_j A[i,j]·(x[j] + y[j])` with a scipy csr A reads A's coordinates unclamped after
-its block's pass, where one gather (an SpMV's) keeps the clamp; both builds
+"""Near rows whose walks gather two or more arrays at a coordinate, a value test of
+the walk's values counted as one, checked before each block
+(Tuning.check_first_gathers; lower.schedule.checks_first.gathers):
+`Σ_j A[i,j]·(x[j] + y[j])` and `Σ_j [A[i,j] <= t]·x[j]` with a scipy csr A read A's
+coordinates unclamped after its block's pass, where one gather (an SpMV's) keeps
+the clamp; both builds
 answer as scipy does and refuse a bad coordinate (negative, the dimension, far
 past it) in any block, a row pointer going back, with an InputError naming A;
 unsorted and repeated coordinates sum as scipy's; the knob at 0 restores the
 clamp (proofs_notes/validation.md, "Coordinates checked before a block")."""
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import etchpy as ep
 from checked_rows import rows_of
@@ -57,3 +60,22 @@ def test_one_gather_keeps_its_clamp():
     kern = ep.compile(ep.sum(pos, A[row, pos] * x[pos]),
                       tuning={**BASE, "gather_sums": False, "check_first_gathers": 2})
     assert _names(kern.compiled.checked, "_at")
+
+
+@pytest.mark.parametrize("most", [2, 0])
+def test_a_tested_walk_is_checked_first_and_answers_or_refuses(most):
+    """[A <= t]·x: one gather and a test of the walk's values; its plan binds A for
+    the kernel's own checks (runtime.value_steps), so every call goes through them."""
+    e = ep.sum(pos, (A[row, pos] <= "t") * x[pos])
+    kern = ep.compile(e, tuning={**BASE, "check_first_gathers": most})
+    assert bool(_names(kern.compiled.checked, "_fmax")) == bool(most)
+    M, u = rows_of(5, cols=60), np.arange(60) % 7 + 1.0
+    want = sp.csr_array(((M.data <= 0.9).astype(float), M.indices, M.indptr),
+                        shape=M.shape) @ u
+    for _ in range(3):                                  # the general path, then the plan
+        np.testing.assert_allclose(kern(A=M, x=u, t=0.9), want)
+    for r in (0, 21, 39):
+        R = M.copy()
+        R.indices[R.indptr[r] + 2] = 60
+        with pytest.raises(InputError, match="A"):
+            kern(A=R, x=u, t=0.9)

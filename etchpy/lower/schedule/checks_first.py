@@ -45,11 +45,16 @@ def unclamped(loop, lvs, first, rewrite, near: bool = False, most: int = 0):
 
 def gathers(loop, lv) -> int:
     """How many arrays `loop` reads at lv's coordinates (dense[crd[q]]; A·(x + y):
-    two). A near row's walk gathering two or more through its clamped coordinate
-    costs more than the pass testing its block's coordinates first; one gather (an
-    SpMV's) less (docs/performance.md, "Walks gathering two arrays checked first")."""
-    return len({x.array for x in imp.subterms(loop)
-                if isinstance(x, Load) and isinstance(x.index, Load) and x.index.array == lv.crd})
+    two), each select testing lv's values counted as one more ([A > t]·x: two). A
+    near row's walk of two or more through its clamped coordinate costs more than
+    the pass testing its block's coordinates first; one gather (an SpMV's) less
+    (docs/performance.md, "Walks gathering two arrays checked first")."""
+    terms = list(imp.subterms(loop))
+    return len({x.array for x in terms
+                if isinstance(x, Load) and isinstance(x.index, Load) and x.index.array == lv.crd}
+               ) + sum(isinstance(x, imp.Select) and any(
+                   isinstance(y, Load) and y.array == lv.vals for y in imp.subterms(x.cond))
+                       for x in terms)
 
 
 def far_walks(loop, lv) -> bool:
