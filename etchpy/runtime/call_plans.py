@@ -147,7 +147,7 @@ def make_plan(owner, made: tuple, inputs: dict, given=False):
 
 def _input(owner, kern, name, inputs, bound, given, lib, types):
     """(the step of kernel input `name`, or None; the caller's input it reads; `bound`,
-    with a value predicate's binding the plan's: its column's, checked in full)."""
+    with a value predicate's binding the plan's: its column's, as the kernel checks it)."""
     tv, sr, idx_dtype = owner.tensors.get(name), owner.semiring, types["idx_dtype"]
     slots, read = kern._in_slots[name], column_of(tv) if value_read(tv) and not given else name
     if shape_made(tv):

@@ -35,9 +35,10 @@ def copy_note(name: str, v: np.ndarray, dtype, order=None) -> str | None:
 
 def plan_notes(steps, inputs: dict) -> list[str]:
     """The lines for the copies a plan of `steps` makes on every call: each
-    DenseCast's input at `inputs`."""
-    notes = [copy_note(name, inputs[name], d.dtype, d.order)
-             for name, d in steps if type(d) is DenseCast]
+    DenseCast's input at `inputs`, under the name the step reads (a value
+    predicate's step reads its column's input: runtime.value_steps)."""
+    notes = [copy_note(d.name, inputs[d.name], d.dtype, d.order)
+             for _, d in steps if type(d) is DenseCast]
     return [n for n in notes if n is not None]
 
 

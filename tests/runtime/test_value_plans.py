@@ -180,3 +180,19 @@ def test_column_and_slots_owner():
     slots = next(tv for tv in kern.tensors.values() if getattr(tv, "kind", "") == "slots")
     assert column_of(pred) == "A" and slots_owner(kern.tensors, slots) is pred
     assert slots_owner(kern.tensors, pred) is None
+
+
+def test_a_dense_column_copied_each_call_keeps_its_plan_and_names_its_input():
+    """[D[i,j] > t] of a numpy D of another dtype, or in Fortran order: the plan copies
+    D as the general path does (a DenseCast read under D's name; explain's note of the
+    copy names D)."""
+    D, x = ep.tensor("D", 2, "dense"), ep.tensor("x", 1)
+    e = ep.sum(pos, (D[row, pos] > "t") * x[pos])
+    kern = ep.compile(e)
+    a = np.random.default_rng(9).random((6, 5))
+    for arr in (a.astype(np.float32), np.asfortranarray(a), a):
+        for _ in range(3):
+            got = kern(D=arr, x=np.ones(5), t=0.5)
+            np.testing.assert_allclose(got, (arr > 0.5).astype(float) @ np.ones(5))
+        assert kern._plans and _slot_step(kern)
+    assert not any("cmp_" in line for lines in kern._copies.values() for line in lines)
