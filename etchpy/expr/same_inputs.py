@@ -21,9 +21,9 @@ from dataclasses import replace
 
 from . import formula
 from .bins import is_bins
-from .nodes import Access, Expr, Mul, TensorVar
+from .nodes import Access, Expr, Mul
 from .shared import one_walk
-from .sums import member
+from .sums import member, once_at
 from .walk import map_operands, spine
 
 __all__ = ["same_inputs"]
@@ -42,12 +42,8 @@ def same_inputs(e: Expr) -> Expr:
         return map_operands(e, same_inputs)
     fs = list(spine(e, Mul))
     groups: dict = {}
-    seen: set = set()       # a power's repeats stay factors of their own (sums.once)
-    for k, f in enumerate(fs):
-        if type(getattr(f, "tensor", None)) is TensorVar:
-            if f in seen:
-                continue
-            seen.add(f)
+    for k in once_at(fs):       # a power's repeats stay factors of their own
+        f = fs[k]
         m = member(f)
         if m is not None and len(set(m[0])) == 1 and not is_bins(f.tensor):
             groups.setdefault((m[1], m[0][0]), []).append(k)

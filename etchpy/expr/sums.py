@@ -53,13 +53,19 @@ def once(fs: list) -> list:
     """fs with each repeat of a plain tensor's access left out: a power of one
     access (A[i,j]·A[i,j]) is one walk as written (streams.from_expr reads it
     once and maps its value), not a structure two factors share."""
+    return [fs[k] for k in once_at(fs)]
+
+
+def once_at(fs: list) -> list[int]:
+    """The places in fs of the factors `once` keeps (by place: one factor object may
+    stand at two places)."""
     seen, out = set(), []
-    for f in fs:
+    for k, f in enumerate(fs):
         if isinstance(f, Access) and type(f.tensor) is TensorVar:
             if f in seen:
                 continue
             seen.add(f)
-        out.append(f)
+        out.append(k)
     return out
 
 

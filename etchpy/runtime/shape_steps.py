@@ -31,7 +31,7 @@ from .identity import identity
 from .plan_steps import Miss
 from .predicates import index_pairs, index_range
 
-__all__ = ["shape_made", "shape_step", "ShapeStep"]
+__all__ = ["shape_made", "shape_step", "ShapeStep", "params_key"]
 
 
 def shape_made(tv) -> bool:
@@ -65,8 +65,7 @@ class ShapeStep:
     def __call__(self, inputs, args):
         key = tuple([inputs[name].shape[mode] for name, mode in self.sources])
         if self.params:         # by type too: True == 1, but a bool is refused
-            key += tuple([(type(v), v) if type(v) in NUMBERS else _miss()
-                          for v in [inputs[p] for p in self.params]])
+            key += params_key(inputs, self.params)
         hit = self.made.get(key)
         if hit is None:
             hit = self._make(key, inputs)
@@ -91,6 +90,14 @@ class ShapeStep:
 
 
 NUMBERS = frozenset({int, float, np.int64, np.int32, np.float64, np.float32})
+
+
+def params_key(inputs, params) -> tuple:
+    """The call's parameters `params` as a key of made arguments: each (its type, its
+    value), by type too (True == 1, but the general path refuses a bool); Miss for a
+    value not a Python or numpy int or float (KeyError for a missing one)."""
+    return tuple([(type(v), v) if type(v) in NUMBERS else _miss()
+                  for v in [inputs[p] for p in params]])
 
 
 def _miss():

@@ -31,9 +31,8 @@ from ..errors import InputError
 from ..expr.compare import CompareVar
 from ..expr.nodes import TensorVar
 from . import calling
-from .plan_steps import Miss
 from .predicates import slot_array
-from .shape_steps import NUMBERS
+from .shape_steps import params_key
 
 __all__ = ["value_read", "column_of", "column_bound", "slots_owner", "SlotStep"]
 
@@ -112,8 +111,7 @@ class SlotStep:
         self.made: dict = {}        # the last parameters -> (array, its C argument)
 
     def __call__(self, inputs, args):
-        key = tuple([(type(v), v) if type(v) in NUMBERS else _miss()
-                     for v in [inputs[p] for p in self.tv.params]])
+        key = params_key(inputs, self.tv.params)
         hit = self.made.get(key)
         if hit is None:
             arr = slot_array(self.tv, inputs, self.sr)   # InputError: the general path's
@@ -121,7 +119,3 @@ class SlotStep:
             self.made = {key: hit}
         args[self.dim], args[self.at] = len(hit[0]), hit[1]
         return hit[0].shape
-
-
-def _miss():
-    raise Miss
