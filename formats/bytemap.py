@@ -32,8 +32,8 @@ from ..errors import InputError
 from ..formats.compressed import (check_pointers, check_range, first_order_violation,
                                   index_array, require_keys)
 from ..formats.level import Lookup, kind
-from ..imp import (ONE, ZERO, Alloc, Bin, Bit, Decl, ForSorted, If, Load, Not, SetBit,
-                   Store, Var, While, incr, lt, seq)
+from ..imp import (ONE, ZERO, Alloc, Bin, Decl, ForSorted, If, Load, Store, Var, While, eq,
+                   incr, lt, seq)
 
 
 @kind("bytemap", named="bytemap")
@@ -138,14 +138,15 @@ class ByteMap:
 
     # -- writing by insertion (formats.level) ------------------------------
 
-    scratch_roles = ("n", "bits", "list")     # formats.level inserts
+    scratch_roles = ("n", "marks", "bits", "list")     # formats.level inserts
 
     def begin(self, scratch, cells, vals, zero, first=None) -> imp.Stmt:
         """Before the first insert into `cells` positions: nothing touched
-        (scratch.n = 0), no mark set (scratch.bits, zeroed), room for every
-        position in the touched list (scratch.list); `vals` holds the zero at
-        every cell."""
+        (scratch.n = 0), no cell marked (scratch.marks, a byte per cell, and
+        scratch.bits, imp.ForSorted's words, zeroed), room for every position
+        in the touched list (scratch.list); `vals` holds the zero at every cell."""
         return seq(Decl(scratch.n, "index", ZERO),
+                   Alloc(scratch.marks, "byte", cells, ZERO),
                    Alloc(scratch.bits, "bits", imp.sort_bits_words(cells), ZERO),
                    Alloc(scratch.list, "index", cells, None), Alloc(vals, "value", cells, zero))
 
@@ -154,17 +155,19 @@ class ByteMap:
         return self.touch(scratch, at), vals, at
 
     def touch(self, scratch, at, first=None, again=None) -> imp.Stmt:
-        """Position `at` is stored: on its first touch, marked and listed (the
-        write path of the dense workspace, lower/targets/workspace.py, too), then
-        `first` runs; on a later touch `again` does."""
-        return If(Not(Bit(scratch.bits, at)),
-                  seq(SetBit(scratch.bits, at, True), Store(scratch.list, Var(scratch.n), at),
+        """Position `at` is stored: on its first touch, marked (its byte in
+        scratch.marks) and listed (the write path of the dense workspace,
+        lower/targets/workspace.py, too), then `first` runs; on a later touch
+        `again` does."""
+        return If(eq(Load(scratch.marks, at), ZERO),
+                  seq(Store(scratch.marks, at, ONE), Store(scratch.list, Var(scratch.n), at),
                       incr(scratch.n), first), again)
 
     def in_order(self, var, scratch, cells, body, place=None) -> imp.Stmt:
         """`body` once per touched position, ascending, bound to `var`; the marks
         are clear again afterwards (imp.ForSorted; `place`: the counter body appends at)."""
-        return ForSorted(var, scratch.list, Var(scratch.n), cells, scratch.bits, body, place)
+        return ForSorted(var, scratch.list, Var(scratch.n), cells, scratch.bits, body, place,
+                         scratch.marks)
 
     def end(self, arrays, scratch, var, r, count, parents, size, vals=None,
             zero=None) -> imp.Stmt:

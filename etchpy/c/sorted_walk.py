@@ -2,9 +2,11 @@
 in ascending order.
 
 - Without marks: the list sorted (ep_sort_idx), then walked.
-- With marks (`bits`): ep_marks_walkable chooses; the marks walked in order
-  (summary word, then marked word, then bit) when they are dense enough in
-  their range, so the list is never sorted; else the list sorted and walked.
+- With marks (a byte per index) and `bits`: ep_marks_walkable chooses; when
+  the listed indices are dense enough in their range, their bits set and
+  walked in order (summary word, then marked word, then bit), so the list is
+  never sorted; else the list sorted and walked. Either way it clears the
+  marks.
 - With a `place` as well (the counter the body appends at) and
   Tuning.sort_place: ep_marks_ranked chooses, and its third way ranks a short
   list and runs the body over it in list order, the counter at each index's
@@ -56,7 +58,7 @@ def _ranked(printer, fs, size_c, depth, indent) -> list[str]:
     return [
         f"{p2}int64_t {lo} = 0, {hi} = -1;",
         f"{p2}ep_idx_t {r}[{-(-place_max(printer.tuning) // 16) * 16}];",
-        f"{p2}const int {way} = ep_marks_ranked({arr}, {count}, {bits}, {size_c}, "
+        f"{p2}const int {way} = ep_marks_ranked({arr}, {count}, {fs.marks}, {bits}, {size_c}, "
         f"&{lo}, &{hi}, {r});",
         f"{p2}if ({way} == 2) {{",
         f"{p3}const int64_t {base} = {place};",
@@ -77,7 +79,8 @@ def _marks_walk(printer, fs, size_c, depth, indent, ranked=False) -> list[str]:
         fs, var, "n", "lo", "hi", "sum", "s", "m", "w", "x", "way")
     opening = ([f"{p2}}} else if ({way} == 1) {{"] if ranked else [
         f"{p2}int64_t {lo} = 0, {hi} = -1;",
-        f"{p2}if (ep_marks_walkable({arr}, {count}, {bits}, {size_c}, &{lo}, &{hi})) {{"])
+        f"{p2}if (ep_marks_walkable({arr}, {count}, {fs.marks}, {bits}, {size_c}, &{lo}, "
+        f"&{hi})) {{"])
     return [
         *opening,
         f"{p2}{indent}uint64_t *{sums} = {bits} + (({size_c}) >> 6) + 1;",

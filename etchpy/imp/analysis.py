@@ -14,7 +14,8 @@ from .nodes import (FALSE, TRUE, Accum, Alloc, Assign, Bin, Block, Break, Decl, 
 # The fields of statements that hold a name (of an array or a scalar) as a str.
 _NAME_FIELDS = ("array", "bits", "var", "qa", "ea", "crd_a", "qb", "eb", "crd_b", "q", "crd",
                 "source", "a_array", "b_array", "c_array", "acc", "end", "vals", "dense",
-                "dim", "error", "pos", "parents", "pick", "steps", "flag", "place")
+                "dim", "error", "pos", "parents", "pick", "steps", "flag", "place",
+                "marks")
 
 
 def statements(s):
@@ -312,8 +313,8 @@ def arrays_written(node) -> set[str]:
                 out |= {arr, src}
             case Gemm(c_array=arr):
                 out.add(arr)
-            case ForSorted(_, arr, _, _, bits, _):
-                out |= {arr} | ({bits} if bits else set())
+            case ForSorted(_, arr, _, _, bits, _, _, marks):
+                out |= {arr} | ({bits, marks} if bits else set())
             case Fixpoint(pairs=pairs):
                 out.update(name for a, b, _ in pairs for name in (a, b))
     return out

@@ -158,9 +158,9 @@ class Machine:
                 self._set_bit(array, self.eval(index), on)
             case ParallelFor(var, start, end, body, _, _, private):
                 self._parallel_for(var, start, end, body, private)
-            case ForSorted(var, array, n, size, bits, body):
+            case ForSorted(var, array, n, size, bits, body, _, marks):
                 self._for_sorted(var, array, int(self.eval(n)), int(self.eval(size)), bits,
-                                 body)
+                                 body, marks)
             case ShortIntersect():
                 self._short_intersect(s)
             case Seek(q, end, crd, t, r):
@@ -249,30 +249,33 @@ class Machine:
             env[var] += 1
         env.update(saved)
 
-    def _for_sorted(self, var, array, n, size, bits, body):
+    def _for_sorted(self, var, array, n, size, bits, body, marks=None):
         env = self.env
         if n > len(env[array]):
             raise ImpRuntimeError(f"sorted walk over {array}[0..{n}] past its end")
         items = sorted(int(x) for x in env[array][:n])
         if len(set(items)) != n or (items and not 0 <= items[0] <= items[-1] < size):
             raise ImpRuntimeError(f"sorted walk over {array}: not distinct indices < {size}")
-        if bits is not None:
-            self._check_marks(bits, array, n, size, items)
+        if marks is not None:
+            self._check_marks(marks, bits, array, n, size, items)
         env[array][:n] = _garbage(env[array].dtype)     # C leaves it in any order
         for x in items:
             env[var] = x
             self.exec(body)
-        if bits is not None:
+        if marks is not None:
+            env[marks][:] = 0
             env[bits][:] = 0
 
-    def _check_marks(self, bits, array, n, size, items):
-        words = self.env[bits]
-        if len(words) < int(self.eval(sort_bits_words(Const(size)))):
-            raise ImpRuntimeError(f"mark array {bits} is too short")
-        marked = [w * 64 + b for w in np.flatnonzero(words) for b in range(64)
-                  if (int(words[w]) >> b) & 1]
-        if marked != items:
-            raise ImpRuntimeError(f"the marks in {bits} are not exactly {array}[0..{n}]")
+    def _check_marks(self, marks, bits, array, n, size, items):
+        """ForSorted's entry: exactly the listed cells of `marks` marked, `bits` zero."""
+        if len(self.env[marks]) < size:
+            raise ImpRuntimeError(f"mark array {marks} is too short")
+        if len(self.env[bits]) < int(self.eval(sort_bits_words(Const(size)))):
+            raise ImpRuntimeError(f"bit array {bits} is too short")
+        if np.flatnonzero(self.env[marks]).tolist() != items:
+            raise ImpRuntimeError(f"the marks in {marks} are not exactly {array}[0..{n}]")
+        if np.any(self.env[bits]):
+            raise ImpRuntimeError(f"bit array {bits} is not zero before a sorted walk")
 
     def _fixpoint(self, s: Fixpoint):
         """The steps in order, the pairs' names exchanged after each; each state

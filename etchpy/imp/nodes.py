@@ -1,6 +1,6 @@
 """Imp's syntax: frozen dataclass nodes, matched with `match`.
 
-    types  t ::= index | bool | value | bits    (value = the semiring's carrier;
+    types  t ::= index | bool | value | bits | byte   (value = the semiring's carrier;
                                                  bits = 64-bit words of flags)
 
     expr   e ::= Var(x) | Const(c, t) | Bin(op, e, e) | Not(e) | Load(a, e)
@@ -13,7 +13,7 @@
                | Comment(text)
                | Alloc(a, t, e, e?, kept?) | Reserve(a, t, e, e?) | Move(a, a)
                | Prefetch(a, e, write) | SetBit(a, e, on) | LocalArray(a, n, e)
-               | Opaque(x) | ForSorted(x, a, e, e, a?, s)
+               | Opaque(x) | ForSorted(x, a, e, e, a?, s, x?, a?)
                | ShortIntersect(x, x, a, x, x, a, s, width) | Seek(x, e, a, e, e)
                | ParallelFor(x, e, e, s, threads, reduce?, private, flag?, parallel_if?)
                | Gemm(e, e, e, a, trans, e, a, trans, e, a, e, batch, overwrite, s)
@@ -265,20 +265,21 @@ class ForSorted:
     """Run `body` once for each of array[0..n-1], a set of distinct indices < size,
     in ascending order, with `var` bound to it.
 
-    With `bits` (an array of `sort_bits_words(size)` words), exactly the listed
-    indices are marked in its first size/64 + 1 words and the rest is zero on
-    entry; on exit the whole array is zero again, which lets C walk the marks in
-    order instead of sorting the list; `array` then has room for `size` indices
-    (C may write past n there: a short row is sorted in vector lanes and stored
-    back whole).
+    With `marks` (a `byte` array of `size` cells) and `bits` (an array of
+    `sort_bits_words(size)` words): on entry exactly the listed indices are marked
+    (nonzero) in marks and every word of bits is zero; on exit both are all zero.
+    C may then set the listed indices' bits and walk them in order instead of
+    sorting the list; `array` then has room for `size` indices (C may write past n
+    there: a short row is sorted in vector lanes and stored back whole). A byte
+    per index, not a bit, marks a first touch (formats/bytemap.py): a store to
+    its cell alone, where a bit's word is loaded again by the next marking in it.
 
     `place`, when given, is the counter at which the body writes its one entry
     and which it steps by one (an append): C may then run the body over the
     list unsorted, the counter set to each index's rank from where it stood, and
-    leave it n further on (a short row's entries go straight to their places). Without bits, the list is sorted. Either
-    way array[0..n-1] is left in an unspecified order; the body must not touch
-    array, bits or n.
-    """
+    leave it n further on (a short row's entries go straight to their places).
+    Without bits, the list is sorted. Either way array[0..n-1] is left in an
+    unspecified order; the body must not touch array, marks, bits or n."""
     var: str
     array: str
     n: Expr
@@ -286,6 +287,11 @@ class ForSorted:
     bits: str | None
     body: "Stmt"
     place: str | None = None
+    marks: str | None = None
+
+    def __post_init__(self):
+        if (self.bits is None) != (self.marks is None):
+            raise ValueError("ForSorted takes marks and bits together, or neither")
 
 
 @dataclass(frozen=True)

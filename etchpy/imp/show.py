@@ -71,8 +71,8 @@ def show(node, indent: int = 0) -> str:
             return f"{pad}{arr} = move {src};"
         case SetBit(arr, i, on):
             return f"{pad}{'set' if on else 'clear'} bit({arr}, {show(i)});"
-        case ForSorted(var, arr, n, _, bits, body):
-            marks = f" marked in {bits}" if bits else ""
+        case ForSorted(var, arr, n, _, bits, body, _, marked):
+            marks = f" marked in {marked} (walk bits {bits})" if marked else ""
             return _nest(f"{pad}for {var} in sorted {arr}[0..{show(n)}]{marks}", body, indent)
         case Opaque(var):
             return f"{pad}opaque {var};"

@@ -18,8 +18,9 @@ int64_t seek_for_test(const ep_idx_t *crd, int64_t q, int64_t end, int64_t t, in
 int64_t seek_at_for_test(const ep_idx_t *crd, int64_t q, int64_t end, int64_t t, int r)
 { return ep_seek_at(crd, q, end, t, r); }
 void sort_for_test(ep_idx_t *a, int64_t n) { ep_sort_idx(a, n); }
-int marks_for_test(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t size, int64_t *lo, int64_t *hi)
-{ return ep_marks_walkable(a, n, bits, size, lo, hi); }
+int marks_for_test(ep_idx_t *a, int64_t n, int8_t *marks, uint64_t *bits, int64_t size,
+                   int64_t *lo, int64_t *hi)
+{ return ep_marks_walkable(a, n, marks, bits, size, lo, hi); }
 #ifdef EP_SORT_NET
 int net_for_test(void) { return 1; }
 #else
@@ -30,7 +31,8 @@ CDEF = """typedef int32_t idx_t;
 int64_t seek_for_test(const idx_t *crd, int64_t q, int64_t end, int64_t t, int r);
 int64_t seek_at_for_test(const idx_t *crd, int64_t q, int64_t end, int64_t t, int r);
 void sort_for_test(idx_t *a, int64_t n);
-int marks_for_test(idx_t *a, int64_t n, uint64_t *bits, int64_t size, int64_t *lo, int64_t *hi);
+int marks_for_test(idx_t *a, int64_t n, int8_t *marks, uint64_t *bits, int64_t size,
+                   int64_t *lo, int64_t *hi);
 int net_for_test(void);
 """
 
@@ -39,9 +41,10 @@ def helpers(t: tuning.Tuning):
     """A kernel that needs ep_seek and the sorted walk, with exported wrappers."""
     body = imp.seq(imp.Alloc("a", "index", ONE, ZERO),
                    imp.Alloc("b", "bits", imp.sort_bits_words(ONE), ZERO),
+                   imp.Alloc("m", "byte", ONE, ZERO),
                    imp.Decl("q", "index", ZERO),
                    imp.Seek("q", ZERO, "a", ZERO, imp.TRUE),
-                   imp.ForSorted("v", "a", ZERO, ONE, "b", imp.SKIP))
+                   imp.ForSorted("v", "a", ZERO, ONE, "b", imp.SKIP, marks="m"))
     prog = SimpleNamespace(params=(), body=body, dims=(), refuse_above=(), error=None,
                            output=SimpleNamespace(mode="dense", axes=(), arrays={"vals": "out_vals"}))
     src = c.render(prog, ep.semirings.get("real"), name="helpers", idx_type="int32_t",
@@ -106,6 +109,19 @@ def test_sort_in_c_sorts_nearly_sorted_indices(rank, xs, swaps):
     assert list(a) == sorted(xs)
 
 
+def _marked(xs, size: int):
+    """A ForSorted's marks (a byte per index, xs marked) and its zeroed bits."""
+    marks = np.zeros(size, dtype=np.int8)
+    marks[list(xs)] = 1
+    return marks, np.zeros(size // 64 + 1 + size // 4096 + 1, dtype=np.uint64)
+
+
+def _bits_set(words) -> list[int]:
+    """The indices whose bits are set in `words`, ascending."""
+    return [w * 64 + b for w in np.flatnonzero(words) for b in range(64)
+            if int(words[w]) >> b & 1]
+
+
 def near_sorts(xs, places: int, run: int = 16) -> bool:
     """Whether ep_sort_near sorts xs (at most `run` of them, none more than
     `places` places late), as ep_marks_walkable tries first."""
@@ -154,12 +170,10 @@ def test_marks_walk_or_sort(least, spread, places, share, xs, swaps, near, narro
     size = 20001
     a = np.zeros(size, dtype=np.int32)     # room for size indices, as a ForSorted's list
     a[:len(xs)] = xs
-    bits = np.zeros(size // 64 + 1 + size // 4096 + 1, dtype=np.uint64)
-    for x in xs:
-        bits[x >> 6] |= np.uint64(1) << np.uint64(x & 63)
+    marks, bits = _marked(xs, size)
     lo, hi = lib.ffi.new("int64_t *"), lib.ffi.new("int64_t *")
-    walk = lib.lib.marks_for_test(_ptr(lib, a), len(xs), _ptr(lib, bits, "uint64_t *"), size,
-                                  lo, hi)
+    walk = lib.lib.marks_for_test(_ptr(lib, a), len(xs), _ptr(lib, marks, "int8_t *"),
+                                  _ptr(lib, bits, "uint64_t *"), size, lo, hi)
     words = (max(xs) >> 12) - (min(xs) >> 12) + 1 if xs else 1
     w = size // share if share else 0
     tried = len(xs) < 2 or share == 0 or (abs(xs[-1] - xs[0]) <= w
@@ -167,11 +181,13 @@ def test_marks_walk_or_sort(least, spread, places, share, xs, swaps, near, narro
     netted = lib.lib.net_for_test() and len(xs) <= tuning.DEFAULT.sort_net   # (built for AVX-512)
     assert walk == (not (tried and near_sorts(xs, places)) and len(xs) >= least
                     and words <= spread * len(xs) and not netted)
+    assert not marks.any()                          # cleared either way
     if walk:
         summary = bits[size // 64 + 1:]
         marked = {w for w in range(len(summary) * 64)
                   if int(summary[w // 64]) >> (w % 64) & 1}
         assert marked == {x >> 6 for x in xs} and (lo[0], hi[0]) == (min(xs) >> 12, max(xs) >> 12)
+        assert _bits_set(bits[:size // 64 + 1]) == sorted(xs)
     else:
         assert list(a[:len(xs)]) == sorted(xs) and not bits.any()
 
@@ -189,13 +205,12 @@ def test_short_rows_sorted_by_network_or_rank(net, xs, size):
                                        marks_walk_min=64 if net == 0 else 17))
     a = np.full(size, -7, dtype=np.int32)
     a[:len(xs)] = xs
-    bits = np.zeros(size // 64 + 1 + size // 4096 + 1, dtype=np.uint64)
-    for x in xs:
-        bits[x >> 6] |= np.uint64(1) << np.uint64(x & 63)
+    marks, bits = _marked(xs, size)
     lo, hi = lib.ffi.new("int64_t *"), lib.ffi.new("int64_t *")
-    walk = lib.lib.marks_for_test(_ptr(lib, a), len(xs), _ptr(lib, bits, "uint64_t *"),
-                                  size, lo, hi)
+    walk = lib.lib.marks_for_test(_ptr(lib, a), len(xs), _ptr(lib, marks, "int8_t *"),
+                                  _ptr(lib, bits, "uint64_t *"), size, lo, hi)
     assert walk == 0 or (len(xs) > max(net, 2) and net)
+    assert not marks.any()
     if walk == 0:
         assert list(a[:len(xs)]) == sorted(xs) and not bits.any()
 
@@ -203,14 +218,14 @@ def test_short_rows_sorted_by_network_or_rank(net, xs, size):
 RANK_WRAPPER = """
 void ranks_for_test(const ep_idx_t *a, int64_t n, ep_idx_t *t, ep_idx_t *r)
 { ep_ranks(a, n, t, r); }
-int ranked_for_test(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t size, int64_t *lo,
-                    int64_t *hi, ep_idx_t *r)
-{ return ep_marks_ranked(a, n, bits, size, lo, hi, r); }
+int ranked_for_test(ep_idx_t *a, int64_t n, int8_t *marks, uint64_t *bits, int64_t size,
+                    int64_t *lo, int64_t *hi, ep_idx_t *r)
+{ return ep_marks_ranked(a, n, marks, bits, size, lo, hi, r); }
 int lane_bytes_for_test(void) { return EP_LANE_BYTES; }
 """
 RANK_CDEF = """void ranks_for_test(const idx_t *a, int64_t n, idx_t *t, idx_t *r);
-int ranked_for_test(idx_t *a, int64_t n, uint64_t *bits, int64_t size, int64_t *lo,
-                    int64_t *hi, idx_t *r);
+int ranked_for_test(idx_t *a, int64_t n, int8_t *marks, uint64_t *bits, int64_t size,
+                    int64_t *lo, int64_t *hi, idx_t *r);
 int lane_bytes_for_test(void);
 """
 
@@ -256,13 +271,12 @@ def test_rows_up_to_the_place_limit_are_ranked_in_place(xs, swaps, near):
     most, size = place_max(t), 20001
     a = np.zeros(size, dtype=np.int32)
     a[:len(xs)] = xs
-    bits = np.zeros(size // 64 + 1 + size // 4096 + 1, dtype=np.uint64)
-    for x in xs:
-        bits[x >> 6] |= np.uint64(1) << np.uint64(x & 63)
+    marks, bits = _marked(xs, size)
     r = np.full(-(-most // 16) * 16, -1, dtype=np.int32)
     lo, hi = lib.ffi.new("int64_t *"), lib.ffi.new("int64_t *")
-    way = lib.lib.ranked_for_test(_ptr(lib, a), len(xs), _ptr(lib, bits, "uint64_t *"), size,
-                                  lo, hi, _ptr(lib, r))
+    way = lib.lib.ranked_for_test(_ptr(lib, a), len(xs), _ptr(lib, marks, "int8_t *"),
+                                  _ptr(lib, bits, "uint64_t *"), size, lo, hi, _ptr(lib, r))
+    assert not marks.any()
     w = size // t.sort_near_share
     near_ends = len(xs) < 2 or (abs(xs[-1] - xs[0]) <= w and abs(xs[len(xs) // 2] - xs[0]) <= w)
     ranked = 1 < len(xs) <= most and (len(xs) > t.sort_run or not near_ends)
@@ -283,8 +297,9 @@ def _rank_helpers(loads: int = -1, idx: str = "int32_t"):
     if (loads, idx) not in _RANK:
         body = imp.seq(imp.Alloc("a", "index", ONE, ZERO),
                        imp.Alloc("b", "bits", imp.sort_bits_words(ONE), ZERO),
+                       imp.Alloc("m", "byte", ONE, ZERO),
                        imp.Decl("p", "index", ZERO),
-                       imp.ForSorted("v", "a", ZERO, ONE, "b", imp.SKIP, place="p"))
+                       imp.ForSorted("v", "a", ZERO, ONE, "b", imp.SKIP, place="p", marks="m"))
         prog = SimpleNamespace(params=(), body=body, dims=(), refuse_above=(), error=None,
                                output=SimpleNamespace(mode="dense", axes=(),
                                                       arrays={"vals": "out_vals"}))

@@ -97,7 +97,8 @@ N_OUT = 8
 def _kernel_body():
     i = Var("i")
     copy = imp.seq(imp.Decl("i", "index", ZERO), imp.While(imp.lt(i, Var("nl")), imp.seq(
-        imp.Store("L", i, Load("lst", i)), imp.SetBit("B", Load("lst", i), True), imp.incr("i"))))
+        imp.Store("L", i, Load("lst", i)), imp.Store("K", Load("lst", i), ONE),
+        imp.SetBit("D", Load("lst", i), True), imp.incr("i"))))
     hit = lambda k: imp.seq(                              # noqa: E731
         imp.Accum("out", Const(k), imp.Ring("mul", Load("ca", Var("qa")), Const(1, "value"))),
         imp.Accum("out", Const(k + 1), Bin("+", Bin("*", Var("qa"), Const(10)), Var("qb"))))
@@ -111,16 +112,18 @@ def _kernel_body():
                                                     "qb", Var(qb)), w))
           for qa, qb, k, w in (("qa", "qb", 1, 4), ("pa", "pb", 3, 3))),
         imp.Alloc("L", "index", ONE, None), imp.Reserve("L", "index", Var("size")),
-        imp.Alloc("B", "bits", imp.sort_bits_words(Var("size")), ZERO), copy,
+        imp.Alloc("B", "bits", imp.sort_bits_words(Var("size")), ZERO),
+        imp.Alloc("K", "byte", Var("size"), ZERO),
+        imp.Alloc("D", "bits", imp.sort_bits_words(Var("size")), ZERO), copy,
         imp.Alloc("M", "index", ONE, ZERO), imp.Move("M", "L"), imp.Alloc("L", "index", ONE, ZERO),
         imp.Move("L", "M"),
-        imp.Store("out", Const(6), imp.Select(imp.Bit("B", Load("lst", ZERO)), Const(1), Const(2))),
+        imp.Store("out", Const(6), imp.Select(imp.Bit("D", Load("lst", ZERO)), Const(1), Const(2))),
         imp.LocalArray("acc", 1, Const(0.0, "value")),
         imp.ForSorted("v", "L", Var("nl"), Var("size"), "B", imp.Store(
             "acc", ZERO, imp.Ring("add", imp.Ring("mul", Load("acc", ZERO), Const(3.0, "value")),
-                                  Var("v")))),
+                                  Var("v"))), marks="K"),
         imp.Store("out", Const(7), Load("acc", ZERO)),
-        imp.Store("out", Const(5), Load("B", ZERO)))
+        imp.Store("out", Const(5), imp.add(Load("B", ZERO), Load("K", Load("lst", ZERO)))))
 
 
 PARAMS = [param("ca", "in_array"), param("cb", "in_array"), param("lst", "in_array"),

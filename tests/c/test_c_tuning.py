@@ -19,8 +19,9 @@ def render(body, t=tuning.DEFAULT):
 
 HELPERS = imp.seq(imp.Alloc("a", "index", ONE, ZERO),
                   imp.Alloc("b", "bits", imp.sort_bits_words(ONE), ZERO),
+                  imp.Alloc("m", "byte", ONE, ZERO),
                   imp.Decl("q", "index", ZERO), imp.Seek("q", ZERO, "a", ZERO, imp.TRUE),
-                  imp.ForSorted("v", "a", ZERO, ONE, "b", imp.SKIP))
+                  imp.ForSorted("v", "a", ZERO, ONE, "b", imp.SKIP, marks="m"))
 
 
 def test_default_text_is_the_golden_text():

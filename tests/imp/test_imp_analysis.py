@@ -16,7 +16,8 @@ PROG = imp.seq(
     imp.Alloc("w", "value", Var("dim_i"), None),
     imp.While(imp.lt(Var("n"), Const(3)), imp.Block(imp.Decl("t", "index", Var("n")))),
     imp.If(Var("c"), imp.Comment("then"), imp.Seek("q", Var("e"), "crd", Var("t0"), imp.TRUE)),
-    imp.ForSorted("k", "lst", Var("m"), Var("dim_k"), "bits", imp.SetBit("bits", Var("k"), False)),
+    imp.ForSorted("k", "lst", Var("m"), Var("dim_k"), "bits", imp.SetBit("bits", Var("k"), False),
+                  marks="marks"),
     imp.ShortIntersect("qa", "ea", "ca", "qb", "eb", "cb",
                        imp.Accum("acc", Const(0), Load("v", Var("qa")))),
     imp.ParallelFor("i", imp.ZERO, Var("dim_i"), BODY, 2,
@@ -36,7 +37,7 @@ def test_statements_visits_every_nested_statement_outermost_first():
 
 def test_names_used():
     names = imp.names_used(PROG)
-    assert {"n", "w", "dim_i", "t", "c", "q", "e", "crd", "t0", "k", "lst", "m", "bits", "qa",
+    assert {"n", "w", "dim_i", "t", "c", "q", "e", "crd", "t0", "k", "lst", "m", "bits", "marks", "qa",
             "ea", "ca", "qb", "eb", "cb", "acc", "v", "i", "out", "x", "w2", "r"} <= names
     assert {"ws", "dim_j"} <= names           # a parallel loop's private arrays
     assert "then" not in names                # comments name nothing
@@ -45,7 +46,7 @@ def test_names_used():
 def test_declared_assigned_written():
     assert imp.declared_in(PROG) == {"n", "t", "k", "i"}
     assert imp.scalars_assigned(PROG) == {"n", "q", "qa", "qb"}
-    assert imp.arrays_written(PROG) == {"w", "w2", "lst", "bits", "acc", "out", "r"}
+    assert imp.arrays_written(PROG) == {"w", "w2", "lst", "bits", "marks", "acc", "out", "r"}
 
 
 def test_arrays_loaded_at():

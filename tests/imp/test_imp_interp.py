@@ -114,8 +114,8 @@ def test_short_intersect_checks_its_width():
 
 def test_sorted_walk_over_marks_on_the_interpreter():
     """ForSorted runs its body in ascending order of the listed indices, leaves the
-    marks all-zero, and refuses marks that are not exactly the list (or a list
-    with repeats); with no marks it only sorts."""
+    marks and bits all-zero, and refuses marks that are not exactly the list, bits
+    not zero (or a list with repeats); with no marks it only sorts."""
     m = machine()
     size = Const(200)
     listed = [130, 7, 64, 63, 199]
@@ -123,23 +123,29 @@ def test_sorted_walk_over_marks_on_the_interpreter():
                    imp.Decl("t", "index", imp.ZERO),
                    imp.ForSorted("k", "list", Const(5), size, "bits",
                                  imp.seq(imp.Store("seen", Var("t"), Var("k")),
-                                         imp.incr("t"))))
+                                         imp.incr("t")), marks="marks"))
     m.exec(imp.seq(imp.Alloc("list", "index", Const(5), imp.ZERO),
+                   imp.Alloc("marks", "byte", size, imp.ZERO),
                    imp.Alloc("bits", "bits", imp.sort_bits_words(size), imp.ZERO)))
     for t, k in enumerate(listed):
         m.exec(imp.seq(imp.Store("list", Const(t), Const(k)),
-                       imp.SetBit("bits", Const(k), True)))
-    assert m.eval(imp.Bit("bits", Const(64))) and not m.eval(imp.Bit("bits", Const(65)))
+                       imp.Store("marks", Const(k), imp.ONE)))
     m.exec(walk)
-    assert list(m.env["seen"]) == sorted(listed) and not m.env["bits"].any()
+    assert list(m.env["seen"]) == sorted(listed)
+    assert not m.env["bits"].any() and not m.env["marks"].any()
     m.exec(imp.seq(*(imp.Store("list", Const(t), Const(k))
-                     for t, k in enumerate(listed)), imp.SetBit("bits", Const(7), True)))
+                     for t, k in enumerate(listed)), imp.Store("marks", Const(7), imp.ONE)))
     with pytest.raises(imp.ImpRuntimeError, match="not exactly"):
         m.exec(walk)                              # only one of the five is marked
-    m.exec(imp.SetBit("bits", Const(7), False))
-    m.exec(imp.Store("list", Const(1), Const(130)))
+    m.exec(imp.seq(*(imp.Store("marks", Const(k), imp.ONE) for k in listed),
+                   imp.SetBit("bits", Const(3), True)))
+    with pytest.raises(imp.ImpRuntimeError, match="not zero"):
+        m.exec(walk)                              # a bit left set
+    m.exec(imp.seq(imp.SetBit("bits", Const(3), False), imp.Store("list", Const(1), Const(130))))
     with pytest.raises(imp.ImpRuntimeError, match="distinct"):
         m.exec(imp.ForSorted("k", "list", Const(5), size, None, imp.SKIP))
+    with pytest.raises(ValueError, match="together"):
+        imp.ForSorted("k", "list", Const(5), size, "bits", imp.SKIP)
 
 
 def test_unfilled_arrays_hold_garbage_on_the_interpreter():

@@ -32,7 +32,7 @@ def test_every_statement_has_a_listing():
     stmts = [
         imp.Block(body), imp.Alloc("a", "value", Var("n"), Const(0.0, "value")),
         imp.Reserve("a", "value", Var("n")), imp.Move("a", "b"), imp.SetBit("b", Var("i"), True),
-        imp.ForSorted("k", "l", Var("n"), Var("m"), "b", body), imp.Opaque("q"),
+        imp.ForSorted("k", "l", Var("n"), Var("m"), "b", body, marks="mk"), imp.Opaque("q"),
         imp.LocalArray("r", 4, Const(0.0, "value")), imp.Prefetch("a", Var("i"), True),
         imp.Seek("q", Var("e"), "crd", Var("t"), imp.TRUE),
         imp.ShortIntersect("qa", "ea", "ca", "qb", "eb", "cb", body, 4),

@@ -2,7 +2,7 @@
 a fused input whose every walk is order-free needs no order check, only each
 coordinate inside its dimension (proofs_notes/validation.md, "Order-free
 walks"). A row workspace's first-touch scatter (formats/bytemap.py's touch: a
-cell marked, its coordinate listed, its value stored, later ⊕-added) counts as
+cell's byte marked, its coordinate listed, its value stored, later ⊕-added) counts as
 an accumulator where its list is drained only in order (`drained_lists`): the
 marks, the count and the values it leaves do not depend on the order, and the
 drain reads the list in ascending order whatever its order (proofs_notes/
@@ -10,8 +10,8 @@ validation.md, "A row workspace's scatter")."""
 from __future__ import annotations
 
 from ... import imp
-from ...imp import (Accum, Alloc, Assign, Bin, Bit, Const, Decl, ForSorted, If, Load, LocalArray,
-                    Move, Not, Prefetch, Reserve, Ring, Seek, Select, SetBit, ShortIntersect,
+from ...imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, If, Load, LocalArray,
+                    Move, Prefetch, Reserve, Ring, Seek, Select, SetBit, ShortIntersect,
                     Store, Var)
 from .scatter_runs import is_flush
 
@@ -20,12 +20,11 @@ def order_free(body, crd_q: Load, appends: tuple = (), drained: frozenset = froz
     """Whether a walk loop's `body` gives the same result for any order of its segment's
     entries, repeats included (combined with ⊕: proofs_notes/validation.md, "Order-free
     form"): it changes only ⊕-accumulators (acc ⊕= v, under a test or kept by one; out[k]
-    ⊕= v) and uses crd[q] (or a name declared from it) only to say where to read or add or
-    whether to add, never as a value added (a name the body declares may take any such
-    value). `appends`, (n, wheres, values) from the loop's Walk note: the body may also
-    append each state to buffers at n (a where-array may hold the coordinate), step n by a
-    test, for a dense output to ⊕-add later. `drained`: lists only sorted drains read,
-    into which the body may touch a workspace's cells (`_touch`; the module docstring)."""
+    ⊕= v) and uses crd[q] (or a name declared from it, which may take any such value) only
+    to say where to read or add or whether to add, never as a value added. `appends` (n,
+    wheres, values; the loop's Walk note): it may also append each state to buffers at n (a
+    where-array may hold the coordinate), step n by a test, for a dense output to ⊕-add
+    later. `drained`: lists only sorted drains read, where it may touch a workspace's cells."""
     derived, local = {crd_q}, set()       # local: names the body declares
     count, wheres, values = appends or (None, (), ())
 
@@ -37,7 +36,8 @@ def order_free(body, crd_q: Load, appends: tuple = (), drained: frozenset = froz
         match node:
             case Store(array, Var(at), value) if at == count and array in wheres + values:
                 return ok(value, array in wheres)
-            case If(Not(Bit(_, at)), _, again) if (first := _touch(node, drained)) is not None:
+            case If(Bin("==", Load(_, at), Const(0)), _, again) if (
+                    first := _touch(node, drained)) is not None:
                 return ok(at, True) and ok(again, where) and _first_ok(first, at, again, ok)
             case Assign(name, Bin("+", Var(n), test)) if name == n == count:
                 return ok(test, True)
@@ -83,13 +83,15 @@ def _accumulates(name: str, value, ok) -> bool:
 
 def _touch(node: If, drained: frozenset):
     """The statements after the marking of a workspace cell's first touch (`if
-    (!bits[at]) { set bits[at]; list[n] = at; n += 1; first... } else again`) whose
-    list is in `drained`, or None when node (an If on `!bits[at]`) is no such touch."""
-    bit = node.cond.a
+    (marks[at] == 0) { marks[at] = 1; list[n] = at; n += 1; first... } else again`)
+    whose list is in `drained`, or None when node (an If on `marks[at] == 0`) is no
+    such touch."""
+    mark = node.cond.a
     match imp.seq_parts(node.then):
-        case (SetBit(bits, at, True), Store(lst, Var(n), at2),
+        case (Store(marks, at, Const(1)), Store(lst, Var(n), at2),
               Assign(n2, Bin("+", Var(n3), Const(1))), *first) if (
-                lst in drained and n == n2 == n3 and bits == bit.array and at == at2 == bit.index):
+                lst in drained and n == n2 == n3 and marks == mark.array
+                and at == at2 == mark.index):
             return first
     return None
 

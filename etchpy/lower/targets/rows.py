@@ -10,12 +10,11 @@ can fill this way each target says (Target.rows_on_threads)."""
 from __future__ import annotations
 
 from ... import imp
-from ...imp import (ONE, ZERO, Assign, Bin, Decl, Load, SetBit, Store, Var,
-                    While, incr, lt, seq)
+from ...imp import ONE, ZERO, Assign, Bin, Decl, Load, Store, Var, While, incr, lt, seq
 from ... import streams
 from ..target import FlatTarget
 from .append import AppendTarget
-from .workspace import drain, mark_first, move_out
+from .workspace import drain, mark_first, move_out, row_arrays
 
 
 class RowCountTarget(FlatTarget):
@@ -63,15 +62,14 @@ class RowCountTarget(FlatTarget):
             w = self.base.v
             t = Var(w.ws_t)
             clear = seq(Decl(w.ws_t, "index", ZERO), While(lt(t, Var(self.n)), seq(
-                SetBit(w.ws_bits, Load(w.ws_list, t), False), incr(w.ws_t))))
+                Store(w.ws_marks, Load(w.ws_list, t), ZERO), incr(w.ws_t))))
         return seq(clear, Store(self.pos, imp.add(ctx.row, ONE), Var(self.n)))
 
     def private(self):
         if not self.workspace:
             return ()
         w, size = self.base.v, streams.dim_var(self.base.ws_var)
-        return ((w.ws_bits, "bits", imp.sort_bits_words(size), ZERO),
-                (w.ws_list, "index", size, ZERO))
+        return (row_arrays(w, size)[0], (w.ws_list, "index", size, ZERO))
 
 
 class RowFillTarget(RowCountTarget):
@@ -135,8 +133,7 @@ class RowFillTarget(RowCountTarget):
             return ()
         w, size = self.base.v, streams.dim_var(self.base.ws_var)
         return ((w.ws_vals, "value", size, self.base.zero()),
-                (w.ws_list, "index", size, ZERO),
-                (w.ws_bits, "bits", imp.sort_bits_words(size), ZERO))
+                (w.ws_list, "index", size, ZERO), *row_arrays(w, size))
 
 
 class RowBoundFillTarget(RowFillTarget):

@@ -25,13 +25,19 @@ TABLE = Format(["hash"]).levels[0]
 
 
 def row_scratch(v, counter: str) -> SimpleNamespace:
-    """The bytemap row's scratch names: the workspace's bits and list, and the
-    touched count `counter` (v: the workspace's names)."""
-    return SimpleNamespace(bits=v.ws_bits, list=v.ws_list, n=counter)
+    """The bytemap row's scratch names: the workspace's marks, bits and list, and
+    the touched count `counter` (v: the workspace's names)."""
+    return SimpleNamespace(marks=v.ws_marks, bits=v.ws_bits, list=v.ws_list, n=counter)
+
+
+def row_arrays(v, size) -> tuple:
+    """(name, type, size, fill) of the row's marks and bits (v: the workspace's
+    names): a byte per coordinate and imp.ForSorted's words, all zero."""
+    return ((v.ws_marks, "byte", size, ZERO), (v.ws_bits, "bits", imp.sort_bits_words(size), ZERO))
 
 
 def mark_first(v, counter: str, k: imp.Expr, first=None, again=None) -> imp.Stmt:
-    """On the first touch of coordinate k: mark it in the workspace's bits and
+    """On the first touch of coordinate k: mark it in the workspace's marks and
     push it on its list at `counter` (v: the workspace's names), then `first`;
     on a later touch `again`."""
     return ROW.touch(row_scratch(v, counter), k, first, again)
@@ -78,12 +84,13 @@ class WorkspaceTarget(AppendTarget):
     program refuses a larger n):
 
     * n ≤ tuning.hash_workspace_dim: a dense accumulator `ws_vals[n]` with a
-      touched bit per coordinate in `ws_bits`; the flush walks the touched
-      coordinates in order (`ForSorted`: C walks the bits, or quicksorts the
-      list when the touched coordinates are sparse in their range) and moves
-      each value out, leaving `ws_vals` zero and `ws_bits` clear; so both are
-      Alloc'ed kept (tuning.kept_workspaces): C keeps them between calls and a
-      call costs O(touched), not a fill of n;
+      touched byte per coordinate in `ws_marks`; the flush walks the touched
+      coordinates in order (`ForSorted`: C sets and walks their bits in
+      `ws_bits`, or sorts the list when the touched coordinates are sparse in
+      their range) and moves each value out, leaving `ws_vals` zero and
+      `ws_marks` and `ws_bits` clear; so all three are Alloc'ed kept
+      (tuning.kept_workspaces): C keeps them between calls and a call costs
+      O(touched), not a fill of n;
     * larger n: the hash level's growable table (formats/hashtable.py: `table`,
       `place`, `probe`, `clear`; open addressing, linear probing, capacity a
       power of two kept at least twice the touched count and doubled by
@@ -98,7 +105,7 @@ class WorkspaceTarget(AppendTarget):
         self.ws_var = self.storage[self.last]
         self.flush_after = self.storage[self.last - 1] if self.last > 0 else None
         self.hashed = None           # which workspace: True, False, or None (test ws_hash)
-        self.v = fresh_names(names, "ws_n ws_hash ws_vals ws_list ws_bits ws_k ws_t "
+        self.v = fresh_names(names, "ws_n ws_hash ws_vals ws_list ws_marks ws_bits ws_k ws_t "
                                     "hs_list hs_cap hs_h hs_t hs_keys hs_vals hs_slot "
                                     "hs_tmp")
         self.table = hash_scratch(self.v)
@@ -135,19 +142,19 @@ class WorkspaceTarget(AppendTarget):
 
     def setup(self):
         v, size, zero = self.v, streams.dim_var(self.ws_var), self.reset()
-        kept = self.tuning.kept_workspaces      # the flush leaves vals and bits zero
+        kept = self.tuning.kept_workspaces      # the flush leaves vals, marks and bits zero
         if self.hashed is False:        # the dense workspace alone (larger n: refused)
             return seq(super().setup(), Decl(v.ws_n, "index", ZERO),
                        Alloc(v.ws_vals, "value", size, zero, kept and zero is not None),
                        Alloc(v.ws_list, "index", size, None),
-                       Alloc(v.ws_bits, "bits", imp.sort_bits_words(size), ZERO, kept))
+                       *(Alloc(*a, kept) for a in row_arrays(v, size)))
         hashed, first = Var(v.ws_hash), Const(self.tuning.hash_initial)
         dense_size = select(hashed, ONE, size)
         return seq(super().setup(),          # the table declares ws_n, its count too
                    Decl(v.ws_hash, "bool", lt(Const(self.tuning.hash_workspace_dim), size)),
                    Alloc(v.ws_vals, "value", dense_size, zero, kept and zero is not None),
                    Alloc(v.ws_list, "index", dense_size, None),
-                   Alloc(v.ws_bits, "bits", imp.sort_bits_words(dense_size), ZERO, kept),
+                   *(Alloc(*a, kept) for a in row_arrays(v, dense_size)),
                    TABLE.table(self.table, select(hashed, first, ONE), zero))
 
     def refusals(self) -> tuple:

@@ -507,15 +507,15 @@ static void ep_sort_idx(ep_idx_t *a, int64_t n)
     }
 }
 
-/* Clears the mark word of each of the n indices of a, one scalar store each:
+/* Clears the mark byte of each of the n indices of a, one scalar store each:
  * vectorised, the loop became AVX-512 scatters whose stores the next row's
  * marking loads then waited on (EP_OPAQUE keeps it scalar). */
-static inline void ep_clear_marks(const ep_idx_t *a, int64_t n, uint64_t *bits)
+static inline void ep_clear_marks(const ep_idx_t *a, int64_t n, int8_t *marks)
 {
     for (int64_t i = 0; i < n; i++) {
-        int64_t w = a[i] >> 6;
-        EP_OPAQUE(w);
-        bits[w] = 0;
+        int64_t c = a[i];
+        EP_OPAQUE(c);
+        marks[c] = 0;
     }
 }
 /* Whether the first, middle and last of n indices lie within `width` of the
@@ -531,30 +531,32 @@ static inline int ep_near_ends(const ep_idx_t *a, int64_t n, int64_t width)
 }
 
 /* Prepares the ordered walk over n distinct indices < size that are marked in
- * `bits` (size/64 + 1 words of marks, then size/4096 + 1 summary words, all
- * zero but the marks). A short nearly sorted list (at most 16,
+ * `marks` (a byte each; the others zero), and clears the marks. `bits` is
+ * size/64 + 1 words of bits, then size/4096 + 1 summary words, all zero.
+ * A short nearly sorted list (at most 16,
  * its ends within 1/8 of the size: the touched row of a banded or grid operator's
  * product) is insertion-sorted first (a wider one is not tried: a random
  * row gives up the insertion only after a few mispredicted branches, about
  * what the rank sort of its 16 indices costs). Otherwise, when the indices
- * are many and dense enough in their range, sets the summary bit of each
- * marked word, stores the range of summary words in *lo, *hi and returns 1:
- * the caller walks the summary and the marked words in order and clears both.
- * Otherwise clears the marks, sorts a (by rank up to 128) and returns 0.
+ * are many and dense enough in their range, sets the bit of each index and
+ * the summary bit of each word that holds one, stores the range of summary
+ * words in *lo, *hi and returns 1: the caller walks the summary and the bits
+ * in order and clears both.
+ * Otherwise sorts a (by rank up to 128) and returns 0.
  * Built with GCC for AVX-512, a list of at most 16 that is not nearly sorted is
  * sorted by a network instead, walkable or not (a has room for `size` indices). */
-static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t size,
-                             int64_t *lo, int64_t *hi)
+static int ep_marks_walkable(ep_idx_t *a, int64_t n, int8_t *marks, uint64_t *bits,
+                             int64_t size, int64_t *lo, int64_t *hi)
 {
     uint64_t *summary = bits + (size >> 6) + 1;
     if (n <= 16 && ep_near_ends(a, n, size / 8)
         && ep_sort_near(a, n)) {   /* nearly sorted: sorted in O(n) */
-        ep_clear_marks(a, n, bits);
+        ep_clear_marks(a, n, marks);
         return 0;
     }
 #ifdef EP_SORT_NET
     if (n <= 16) {   /* short: a network, whatever the range */
-        ep_clear_marks(a, n, bits);
+        ep_clear_marks(a, n, marks);
         if (n <= 16) ep_sort_net16(a, n, size);
         return 0;
     }
@@ -567,12 +569,17 @@ static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t siz
         }
     }
     if (n < 41 || (h >> 12) - (l >> 12) + 1 > 4 * n) {
-        ep_clear_marks(a, n, bits);
+        ep_clear_marks(a, n, marks);
         if (n <= 128) ep_rank_sort(a, n);   /* short: by rank */
         else ep_sort_idx(a, n);
         return 0;
     }
-    for (int64_t i = 0; i < n; i++) summary[a[i] >> 12] |= (uint64_t)1 << ((a[i] >> 6) & 63);
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t c = a[i];
+        marks[c] = 0;
+        bits[c >> 6] |= (uint64_t)1 << (c & 63);
+        summary[c >> 12] |= (uint64_t)1 << ((c >> 6) & 63);
+    }
     *lo = l >> 12;
     *hi = h >> 12;
     return 1;
@@ -582,15 +589,15 @@ static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t siz
  * short list that is not tried as nearly sorted: 2, the marks cleared and the
  * rank of each index of a in r (a left as it was), so that the caller writes
  * each entry straight to its place instead of sorting a first. */
-static inline int ep_marks_ranked(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t size,
-                                  int64_t *lo, int64_t *hi, ep_idx_t *r)
+static inline int ep_marks_ranked(ep_idx_t *a, int64_t n, int8_t *marks, uint64_t *bits,
+                                  int64_t size, int64_t *lo, int64_t *hi, ep_idx_t *r)
 {
     if (n > 1 && n <= 40 && (n > 16 || !ep_near_ends(a, n, size / 8))) {
-        ep_clear_marks(a, n, bits);
+        ep_clear_marks(a, n, marks);
         ep_ranks(a, n, NULL, r);
         return 2;
     }
-    return ep_marks_walkable(a, n, bits, size, lo, hi);
+    return ep_marks_walkable(a, n, marks, bits, size, lo, hi);
 }
 
 void spgemm_rows_free(void *p) { ep_release(p); }
@@ -625,6 +632,7 @@ int spgemm_rows(
     ep_val_t *out_vals = NULL; int64_t out_vals_cap = 0;
     ep_val_t *ws_vals = NULL; int64_t ws_vals_cap = 0;
     ep_idx_t *ws_list = NULL; int64_t ws_list_cap = 0;
+    int8_t *ws_marks = NULL; int64_t ws_marks_cap = 0;
     uint64_t *ws_bits = NULL; int64_t ws_bits_cap = 0;
     int64_t input_error = 0;
     int64_t join_size = 0;
@@ -650,6 +658,12 @@ int spgemm_rows(
     ws_list_cap = ep_max(dim_k, 1);
     ws_list = (ep_idx_t *)ep_malloc((size_t)ws_list_cap * sizeof(ep_idx_t));
     if (!ws_list) goto fail;
+    ws_marks_cap = ep_max(dim_k, 1);
+    ws_marks = (int8_t *)ep_take_kept((size_t)ws_marks_cap, sizeof(int8_t), ep_fill_bits(&(const int8_t){0}, sizeof(int8_t)));
+    if (!ws_marks) {
+        ws_marks = (int8_t *)ep_calloc((size_t)ws_marks_cap, sizeof(int8_t));
+        if (!ws_marks) goto fail;
+    }
     ws_bits_cap = ep_max((((dim_k / 64) + 1) + ((dim_k / 4096) + 1)), 1);
     ws_bits = (uint64_t *)ep_take_kept((size_t)ws_bits_cap, sizeof(uint64_t), ep_fill_bits(&(const uint64_t){0}, sizeof(uint64_t)));
     if (!ws_bits) {
@@ -706,8 +720,8 @@ int spgemm_rows(
                     EP_OPAQUE(k_q_1);
                     if (!((uint64_t)B_crd1[k_q_1] < (uint64_t)B_dim1)) break;
                     int64_t k_ = B_crd1[k_q_1];
-                    if (!((ws_bits[(k_) >> 6] >> ((k_) & 63)) & 1)) {
-                        ws_bits[(k_) >> 6] |= (uint64_t)1 << ((k_) & 63);
+                    if (ws_marks[k_] == 0) {
+                        ws_marks[k_] = 1;
                         ws_list[ws_n] = k_;
                         ws_n = (ws_n + 1);
                         ws_vals[k_] = (A_vals[j_q] * B_vals[k_q_1]);
@@ -737,7 +751,7 @@ int spgemm_rows(
                 const int64_t ws_k_n = ws_n;
                 int64_t ws_k_lo = 0, ws_k_hi = -1;
                 ep_idx_t ws_k_r[48];
-                const int ws_k_way = ep_marks_ranked(ws_list, ws_k_n, ws_bits, dim_k, &ws_k_lo, &ws_k_hi, ws_k_r);
+                const int ws_k_way = ep_marks_ranked(ws_list, ws_k_n, ws_marks, ws_bits, dim_k, &ws_k_lo, &ws_k_hi, ws_k_r);
                 if (ws_k_way == 2) {
                     const int64_t ws_k_base = out_count1;
                     for (int64_t ws_k_t = 0; ws_k_t < ws_k_n; ws_k_t++) {
@@ -801,8 +815,8 @@ int spgemm_rows(
                     EP_OPAQUE(k_q_1);
                     if (!((uint64_t)B_crd1[k_q_1] < (uint64_t)B_dim1)) break;
                     int64_t k_ = B_crd1[k_q_1];
-                    if (!((ws_bits[(k_) >> 6] >> ((k_) & 63)) & 1)) {
-                        ws_bits[(k_) >> 6] |= (uint64_t)1 << ((k_) & 63);
+                    if (ws_marks[k_] == 0) {
+                        ws_marks[k_] = 1;
                         ws_list[ws_n] = k_;
                         ws_n = (ws_n + 1);
                         ws_vals[k_] = (A_vals[j_q] * B_vals[k_q_1]);
@@ -832,7 +846,7 @@ int spgemm_rows(
                 const int64_t ws_k_n = ws_n;
                 int64_t ws_k_lo = 0, ws_k_hi = -1;
                 ep_idx_t ws_k_r[48];
-                const int ws_k_way = ep_marks_ranked(ws_list, ws_k_n, ws_bits, dim_k, &ws_k_lo, &ws_k_hi, ws_k_r);
+                const int ws_k_way = ep_marks_ranked(ws_list, ws_k_n, ws_marks, ws_bits, dim_k, &ws_k_lo, &ws_k_hi, ws_k_r);
                 if (ws_k_way == 2) {
                     const int64_t ws_k_base = out_count1;
                     for (int64_t ws_k_t = 0; ws_k_t < ws_k_n; ws_k_t++) {
@@ -887,6 +901,7 @@ int spgemm_rows(
         ep_release(out_vals);
         ep_release(ws_vals);
         ep_release(ws_list);
+        ep_release(ws_marks);
         ep_release(ws_bits);
         return (int)input_error;
     }
@@ -896,6 +911,7 @@ int spgemm_rows(
     *out_count1_ret = out_count1;
     ep_release(ws_vals);
     ep_release(ws_list);
+    ep_give_kept(ws_marks, (size_t)ws_marks_cap, sizeof(int8_t), ep_fill_bits(&(const int8_t){0}, sizeof(int8_t)));
     ep_give_kept(ws_bits, (size_t)ws_bits_cap, sizeof(uint64_t), ep_fill_bits(&(const uint64_t){0}, sizeof(uint64_t)));
     return 0;
 fail:
@@ -904,6 +920,7 @@ fail:
     ep_release(out_vals);
     ep_release(ws_vals);
     ep_release(ws_list);
+    ep_release(ws_marks);
     ep_release(ws_bits);
     return 1;
 }

@@ -507,15 +507,15 @@ static void ep_sort_idx(ep_idx_t *a, int64_t n)
     }
 }
 
-/* Clears the mark word of each of the n indices of a, one scalar store each:
+/* Clears the mark byte of each of the n indices of a, one scalar store each:
  * vectorised, the loop became AVX-512 scatters whose stores the next row's
  * marking loads then waited on (EP_OPAQUE keeps it scalar). */
-static inline void ep_clear_marks(const ep_idx_t *a, int64_t n, uint64_t *bits)
+static inline void ep_clear_marks(const ep_idx_t *a, int64_t n, int8_t *marks)
 {
     for (int64_t i = 0; i < n; i++) {
-        int64_t w = a[i] >> 6;
-        EP_OPAQUE(w);
-        bits[w] = 0;
+        int64_t c = a[i];
+        EP_OPAQUE(c);
+        marks[c] = 0;
     }
 }
 /* Whether the first, middle and last of n indices lie within `width` of the
@@ -531,30 +531,32 @@ static inline int ep_near_ends(const ep_idx_t *a, int64_t n, int64_t width)
 }
 
 /* Prepares the ordered walk over n distinct indices < size that are marked in
- * `bits` (size/64 + 1 words of marks, then size/4096 + 1 summary words, all
- * zero but the marks). A short nearly sorted list (at most 16,
+ * `marks` (a byte each; the others zero), and clears the marks. `bits` is
+ * size/64 + 1 words of bits, then size/4096 + 1 summary words, all zero.
+ * A short nearly sorted list (at most 16,
  * its ends within 1/8 of the size: the touched row of a banded or grid operator's
  * product) is insertion-sorted first (a wider one is not tried: a random
  * row gives up the insertion only after a few mispredicted branches, about
  * what the rank sort of its 16 indices costs). Otherwise, when the indices
- * are many and dense enough in their range, sets the summary bit of each
- * marked word, stores the range of summary words in *lo, *hi and returns 1:
- * the caller walks the summary and the marked words in order and clears both.
- * Otherwise clears the marks, sorts a (by rank up to 128) and returns 0.
+ * are many and dense enough in their range, sets the bit of each index and
+ * the summary bit of each word that holds one, stores the range of summary
+ * words in *lo, *hi and returns 1: the caller walks the summary and the bits
+ * in order and clears both.
+ * Otherwise sorts a (by rank up to 128) and returns 0.
  * Built with GCC for AVX-512, a list of at most 16 that is not nearly sorted is
  * sorted by a network instead, walkable or not (a has room for `size` indices). */
-static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t size,
-                             int64_t *lo, int64_t *hi)
+static int ep_marks_walkable(ep_idx_t *a, int64_t n, int8_t *marks, uint64_t *bits,
+                             int64_t size, int64_t *lo, int64_t *hi)
 {
     uint64_t *summary = bits + (size >> 6) + 1;
     if (n <= 16 && ep_near_ends(a, n, size / 8)
         && ep_sort_near(a, n)) {   /* nearly sorted: sorted in O(n) */
-        ep_clear_marks(a, n, bits);
+        ep_clear_marks(a, n, marks);
         return 0;
     }
 #ifdef EP_SORT_NET
     if (n <= 16) {   /* short: a network, whatever the range */
-        ep_clear_marks(a, n, bits);
+        ep_clear_marks(a, n, marks);
         if (n <= 16) ep_sort_net16(a, n, size);
         return 0;
     }
@@ -567,12 +569,17 @@ static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t siz
         }
     }
     if (n < 41 || (h >> 12) - (l >> 12) + 1 > 4 * n) {
-        ep_clear_marks(a, n, bits);
+        ep_clear_marks(a, n, marks);
         if (n <= 128) ep_rank_sort(a, n);   /* short: by rank */
         else ep_sort_idx(a, n);
         return 0;
     }
-    for (int64_t i = 0; i < n; i++) summary[a[i] >> 12] |= (uint64_t)1 << ((a[i] >> 6) & 63);
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t c = a[i];
+        marks[c] = 0;
+        bits[c >> 6] |= (uint64_t)1 << (c & 63);
+        summary[c >> 12] |= (uint64_t)1 << ((c >> 6) & 63);
+    }
     *lo = l >> 12;
     *hi = h >> 12;
     return 1;
@@ -582,15 +589,15 @@ static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t siz
  * short list that is not tried as nearly sorted: 2, the marks cleared and the
  * rank of each index of a in r (a left as it was), so that the caller writes
  * each entry straight to its place instead of sorting a first. */
-static inline int ep_marks_ranked(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t size,
-                                  int64_t *lo, int64_t *hi, ep_idx_t *r)
+static inline int ep_marks_ranked(ep_idx_t *a, int64_t n, int8_t *marks, uint64_t *bits,
+                                  int64_t size, int64_t *lo, int64_t *hi, ep_idx_t *r)
 {
     if (n > 1 && n <= 40 && (n > 16 || !ep_near_ends(a, n, size / 8))) {
-        ep_clear_marks(a, n, bits);
+        ep_clear_marks(a, n, marks);
         ep_ranks(a, n, NULL, r);
         return 2;
     }
-    return ep_marks_walkable(a, n, bits, size, lo, hi);
+    return ep_marks_walkable(a, n, marks, bits, size, lo, hi);
 }
 /* The body of each loop split across threads is a function of its own, kept
  * out of line: its arrays are restrict parameters and its scalars values, so it
@@ -616,8 +623,8 @@ static EP_NOINLINE void ep_rows_0(
     const ep_val_t *restrict B_vals,
     const int64_t dim_j,
     ep_idx_t *restrict out_pos1,
-    uint64_t *restrict ws_bits,
-    ep_idx_t *restrict ws_list)
+    ep_idx_t *restrict ws_list,
+    int8_t *restrict ws_marks)
 {
     int64_t input_error = 0;
     for (int64_t i_c = lo; i_c < hi; i_c++) {
@@ -668,8 +675,8 @@ static EP_NOINLINE void ep_rows_0(
                 k_q_1_prev = B_crd1[k_q_1];
                 EP_OPAQUE(k_q_1);
                 int64_t k_ = B_crd1[k_q_1];
-                if (!((ws_bits[(k_) >> 6] >> ((k_) & 63)) & 1)) {
-                    ws_bits[(k_) >> 6] |= (uint64_t)1 << ((k_) & 63);
+                if (ws_marks[k_] == 0) {
+                    ws_marks[k_] = 1;
                     ws_list[row_n] = k_;
                     row_n = (row_n + 1);
                 }
@@ -682,7 +689,7 @@ static EP_NOINLINE void ep_rows_0(
         }
         int64_t ws_t = 0;
         while (ws_t < row_n) {
-            ws_bits[(ws_list[ws_t]) >> 6] &= ~((uint64_t)1 << ((ws_list[ws_t]) & 63));
+            ws_marks[ws_list[ws_t]] = 0;
             ws_t = (ws_t + 1);
         }
         out_pos1[(i_ + 1)] = row_n;
@@ -702,8 +709,8 @@ static EP_NOINLINE void ep_rows_1(
     const int64_t B_dim1,
     const ep_idx_t *restrict B_pos1,
     ep_idx_t *restrict out_pos1,
-    uint64_t *restrict ws_bits,
-    ep_idx_t *restrict ws_list)
+    ep_idx_t *restrict ws_list,
+    int8_t *restrict ws_marks)
 {
     int64_t input_error = 0;
     for (int64_t i_c = lo; i_c < hi; i_c++) {
@@ -731,8 +738,8 @@ static EP_NOINLINE void ep_rows_1(
                 k_q_1_prev_1 = B_crd1[k_q_1];
                 EP_OPAQUE(k_q_1);
                 int64_t k_ = B_crd1[k_q_1];
-                if (!((ws_bits[(k_) >> 6] >> ((k_) & 63)) & 1)) {
-                    ws_bits[(k_) >> 6] |= (uint64_t)1 << ((k_) & 63);
+                if (ws_marks[k_] == 0) {
+                    ws_marks[k_] = 1;
                     ws_list[row_n] = k_;
                     row_n = (row_n + 1);
                 }
@@ -745,7 +752,7 @@ static EP_NOINLINE void ep_rows_1(
         }
         int64_t ws_t = 0;
         while (ws_t < row_n) {
-            ws_bits[(ws_list[ws_t]) >> 6] &= ~((uint64_t)1 << ((ws_list[ws_t]) & 63));
+            ws_marks[ws_list[ws_t]] = 0;
             ws_t = (ws_t + 1);
         }
         out_pos1[(i_ + 1)] = row_n;
@@ -774,6 +781,7 @@ static EP_NOINLINE void ep_rows_2(
     ep_val_t *restrict out_vals,
     uint64_t *restrict ws_bits,
     ep_idx_t *restrict ws_list,
+    int8_t *restrict ws_marks,
     ep_val_t *restrict ws_vals)
 {
     int64_t input_error = 0;
@@ -826,8 +834,8 @@ static EP_NOINLINE void ep_rows_2(
                 k_q_1_prev_2 = B_crd1[k_q_1];
                 EP_OPAQUE(k_q_1);
                 int64_t k__1 = B_crd1[k_q_1];
-                if (!((ws_bits[(k__1) >> 6] >> ((k__1) & 63)) & 1)) {
-                    ws_bits[(k__1) >> 6] |= (uint64_t)1 << ((k__1) & 63);
+                if (ws_marks[k__1] == 0) {
+                    ws_marks[k__1] = 1;
                     ws_list[ws_n] = k__1;
                     ws_n = (ws_n + 1);
                     ws_vals[k__1] = (A_vals[j_q] * B_vals[k_q_1]);
@@ -845,7 +853,7 @@ static EP_NOINLINE void ep_rows_2(
             const int64_t ws_k_n = ws_n;
             int64_t ws_k_lo = 0, ws_k_hi = -1;
             ep_idx_t ws_k_r[48];
-            const int ws_k_way = ep_marks_ranked(ws_list, ws_k_n, ws_bits, dim_k, &ws_k_lo, &ws_k_hi, ws_k_r);
+            const int ws_k_way = ep_marks_ranked(ws_list, ws_k_n, ws_marks, ws_bits, dim_k, &ws_k_lo, &ws_k_hi, ws_k_r);
             if (ws_k_way == 2) {
                 const int64_t ws_k_base = row_q;
                 for (int64_t ws_k_t = 0; ws_k_t < ws_k_n; ws_k_t++) {
@@ -906,6 +914,7 @@ static EP_NOINLINE void ep_rows_3(
     ep_val_t *restrict out_vals,
     uint64_t *restrict ws_bits,
     ep_idx_t *restrict ws_list,
+    int8_t *restrict ws_marks,
     ep_val_t *restrict ws_vals)
 {
     int64_t input_error = 0;
@@ -935,8 +944,8 @@ static EP_NOINLINE void ep_rows_3(
                 k_q_1_prev_3 = B_crd1[k_q_1];
                 EP_OPAQUE(k_q_1);
                 int64_t k__1 = B_crd1[k_q_1];
-                if (!((ws_bits[(k__1) >> 6] >> ((k__1) & 63)) & 1)) {
-                    ws_bits[(k__1) >> 6] |= (uint64_t)1 << ((k__1) & 63);
+                if (ws_marks[k__1] == 0) {
+                    ws_marks[k__1] = 1;
                     ws_list[ws_n] = k__1;
                     ws_n = (ws_n + 1);
                     ws_vals[k__1] = (A_vals[j_q] * B_vals[k_q_1]);
@@ -954,7 +963,7 @@ static EP_NOINLINE void ep_rows_3(
             const int64_t ws_k_n = ws_n;
             int64_t ws_k_lo = 0, ws_k_hi = -1;
             ep_idx_t ws_k_r[48];
-            const int ws_k_way = ep_marks_ranked(ws_list, ws_k_n, ws_bits, dim_k, &ws_k_lo, &ws_k_hi, ws_k_r);
+            const int ws_k_way = ep_marks_ranked(ws_list, ws_k_n, ws_marks, ws_bits, dim_k, &ws_k_lo, &ws_k_hi, ws_k_r);
             if (ws_k_way == 2) {
                 const int64_t ws_k_base = row_q;
                 for (int64_t ws_k_t = 0; ws_k_t < ws_k_n; ws_k_t++) {
@@ -1030,6 +1039,7 @@ int spgemm_rows_threads(
     ep_val_t *out_vals = NULL; int64_t out_vals_cap = 0;
     ep_val_t *ws_vals = NULL; int64_t ws_vals_cap = 0;
     ep_idx_t *ws_list = NULL; int64_t ws_list_cap = 0;
+    int8_t *ws_marks = NULL; int64_t ws_marks_cap = 0;
     uint64_t *ws_bits = NULL; int64_t ws_bits_cap = 0;
     int64_t input_error = 0;
     int64_t join_size = 0;
@@ -1055,6 +1065,12 @@ int spgemm_rows_threads(
     ws_list_cap = ep_max(dim_k, 1);
     ws_list = (ep_idx_t *)ep_malloc((size_t)ws_list_cap * sizeof(ep_idx_t));
     if (!ws_list) goto fail;
+    ws_marks_cap = ep_max(dim_k, 1);
+    ws_marks = (int8_t *)ep_take_kept((size_t)ws_marks_cap, sizeof(int8_t), ep_fill_bits(&(const int8_t){0}, sizeof(int8_t)));
+    if (!ws_marks) {
+        ws_marks = (int8_t *)ep_calloc((size_t)ws_marks_cap, sizeof(int8_t));
+        if (!ws_marks) goto fail;
+    }
     ws_bits_cap = ep_max((((dim_k / 64) + 1) + ((dim_k / 4096) + 1)), 1);
     ws_bits = (uint64_t *)ep_take_kept((size_t)ws_bits_cap, sizeof(uint64_t), ep_fill_bits(&(const uint64_t){0}, sizeof(uint64_t)));
     if (!ws_bits) {
@@ -1074,13 +1090,13 @@ int spgemm_rows_threads(
             #pragma omp parallel num_threads(2) if((ep_max((ep_min(ep_max(dim_i, 0), 1048576) * (1 + ((ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576) * (1 + (2 + ep_min(ep_max((B_pos1[B_dim0] / ep_max(B_dim0, 1)), 0), 1048576)))) + 1))), (ep_min(ep_max(A_pos1[A_dim0], 0), 1048576) + ep_min(ep_max(B_pos1[B_dim0], 0), 1048576))) >= 65536))
     #endif
             {
-                const int64_t ws_bits_cap = ep_max((((dim_k / 64) + 1) + ((dim_k / 4096) + 1)), 1);
-                uint64_t *ws_bits = (uint64_t *)ep_malloc((size_t)ws_bits_cap * sizeof(uint64_t));
+                const int64_t ws_marks_cap = ep_max(dim_k, 1);
+                int8_t *ws_marks = (int8_t *)ep_malloc((size_t)ws_marks_cap * sizeof(int8_t));
                 const int64_t ws_list_cap = ep_max(dim_k, 1);
                 ep_idx_t *ws_list = (ep_idx_t *)ep_malloc((size_t)ws_list_cap * sizeof(ep_idx_t));
-                const int i_c_ok = ws_bits != NULL && ws_list != NULL;
+                const int i_c_ok = ws_marks != NULL && ws_list != NULL;
                 if (i_c_ok) {
-                    for (int64_t k_ = 0; k_ < ws_bits_cap; k_++) ws_bits[k_] = 0;
+                    for (int64_t k_ = 0; k_ < ws_marks_cap; k_++) ws_marks[k_] = 0;
                     for (int64_t k_ = 0; k_ < ws_list_cap; k_++) ws_list[k_] = 0;
                 } else {
     #ifdef _OPENMP
@@ -1095,9 +1111,9 @@ int spgemm_rows_threads(
                     const int64_t i_c_lo = i_c_first + i_c_n * i_c_b / i_c_blocks;
                     const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
                     if (i_c_ok) ep_rows_0(i_c_lo, i_c_hi, &input_error_slots[i_c_b], A_crd1, A_dim0, A_pos1, B_crd1,
-                            B_dim0, B_dim1, B_pos1, B_vals, dim_j, out_pos1, ws_bits, ws_list);
+                            B_dim0, B_dim1, B_pos1, B_vals, dim_j, out_pos1, ws_list, ws_marks);
                 }
-                ep_release(ws_bits);
+                ep_release(ws_marks);
                 ep_release(ws_list);
             }
             if (i_c_failed) goto fail;
@@ -1114,13 +1130,13 @@ int spgemm_rows_threads(
             #pragma omp parallel num_threads(2) if((ep_max((ep_min(ep_max(dim_i, 0), 1048576) * (1 + ((ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576) * (1 + ep_min(ep_max((B_pos1[B_dim0] / ep_max(B_dim0, 1)), 0), 1048576))) + 1))), (ep_min(ep_max(A_pos1[A_dim0], 0), 1048576) + ep_min(ep_max(B_pos1[B_dim0], 0), 1048576))) >= 65536))
     #endif
             {
-                const int64_t ws_bits_cap = ep_max((((dim_k / 64) + 1) + ((dim_k / 4096) + 1)), 1);
-                uint64_t *ws_bits = (uint64_t *)ep_malloc((size_t)ws_bits_cap * sizeof(uint64_t));
+                const int64_t ws_marks_cap = ep_max(dim_k, 1);
+                int8_t *ws_marks = (int8_t *)ep_malloc((size_t)ws_marks_cap * sizeof(int8_t));
                 const int64_t ws_list_cap = ep_max(dim_k, 1);
                 ep_idx_t *ws_list = (ep_idx_t *)ep_malloc((size_t)ws_list_cap * sizeof(ep_idx_t));
-                const int i_c_ok = ws_bits != NULL && ws_list != NULL;
+                const int i_c_ok = ws_marks != NULL && ws_list != NULL;
                 if (i_c_ok) {
-                    for (int64_t k_ = 0; k_ < ws_bits_cap; k_++) ws_bits[k_] = 0;
+                    for (int64_t k_ = 0; k_ < ws_marks_cap; k_++) ws_marks[k_] = 0;
                     for (int64_t k_ = 0; k_ < ws_list_cap; k_++) ws_list[k_] = 0;
                 } else {
     #ifdef _OPENMP
@@ -1135,9 +1151,9 @@ int spgemm_rows_threads(
                     const int64_t i_c_lo = i_c_first + i_c_n * i_c_b / i_c_blocks;
                     const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
                     if (i_c_ok) ep_rows_1(i_c_lo, i_c_hi, &input_error_slots[i_c_b], A_crd1, A_pos1, B_crd1, B_dim0,
-                            B_dim1, B_pos1, out_pos1, ws_bits, ws_list);
+                            B_dim1, B_pos1, out_pos1, ws_list, ws_marks);
                 }
-                ep_release(ws_bits);
+                ep_release(ws_marks);
                 ep_release(ws_list);
             }
             if (i_c_failed) goto fail;
@@ -1176,12 +1192,15 @@ int spgemm_rows_threads(
                 ep_val_t *ws_vals = (ep_val_t *)ep_malloc((size_t)ws_vals_cap * sizeof(ep_val_t));
                 const int64_t ws_list_cap = ep_max(dim_k, 1);
                 ep_idx_t *ws_list = (ep_idx_t *)ep_malloc((size_t)ws_list_cap * sizeof(ep_idx_t));
+                const int64_t ws_marks_cap = ep_max(dim_k, 1);
+                int8_t *ws_marks = (int8_t *)ep_malloc((size_t)ws_marks_cap * sizeof(int8_t));
                 const int64_t ws_bits_cap = ep_max((((dim_k / 64) + 1) + ((dim_k / 4096) + 1)), 1);
                 uint64_t *ws_bits = (uint64_t *)ep_malloc((size_t)ws_bits_cap * sizeof(uint64_t));
-                const int i_c_ok = ws_vals != NULL && ws_list != NULL && ws_bits != NULL;
+                const int i_c_ok = ws_vals != NULL && ws_list != NULL && ws_marks != NULL && ws_bits != NULL;
                 if (i_c_ok) {
                     for (int64_t k_ = 0; k_ < ws_vals_cap; k_++) ws_vals[k_] = 0.0;
                     for (int64_t k_ = 0; k_ < ws_list_cap; k_++) ws_list[k_] = 0;
+                    for (int64_t k_ = 0; k_ < ws_marks_cap; k_++) ws_marks[k_] = 0;
                     for (int64_t k_ = 0; k_ < ws_bits_cap; k_++) ws_bits[k_] = 0;
                 } else {
     #ifdef _OPENMP
@@ -1197,10 +1216,11 @@ int spgemm_rows_threads(
                     const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
                     if (i_c_ok) ep_rows_2(i_c_lo, i_c_hi, &input_error_slots[i_c_b], A_crd1, A_dim0, A_pos1, A_vals,
                             B_crd1, B_dim0, B_dim1, B_pos1, B_vals, dim_j, dim_k, out_crd1, out_pos1,
-                            out_vals, ws_bits, ws_list, ws_vals);
+                            out_vals, ws_bits, ws_list, ws_marks, ws_vals);
                 }
                 ep_release(ws_vals);
                 ep_release(ws_list);
+                ep_release(ws_marks);
                 ep_release(ws_bits);
             }
             if (i_c_failed) goto fail;
@@ -1221,12 +1241,15 @@ int spgemm_rows_threads(
                 ep_val_t *ws_vals = (ep_val_t *)ep_malloc((size_t)ws_vals_cap * sizeof(ep_val_t));
                 const int64_t ws_list_cap = ep_max(dim_k, 1);
                 ep_idx_t *ws_list = (ep_idx_t *)ep_malloc((size_t)ws_list_cap * sizeof(ep_idx_t));
+                const int64_t ws_marks_cap = ep_max(dim_k, 1);
+                int8_t *ws_marks = (int8_t *)ep_malloc((size_t)ws_marks_cap * sizeof(int8_t));
                 const int64_t ws_bits_cap = ep_max((((dim_k / 64) + 1) + ((dim_k / 4096) + 1)), 1);
                 uint64_t *ws_bits = (uint64_t *)ep_malloc((size_t)ws_bits_cap * sizeof(uint64_t));
-                const int i_c_ok = ws_vals != NULL && ws_list != NULL && ws_bits != NULL;
+                const int i_c_ok = ws_vals != NULL && ws_list != NULL && ws_marks != NULL && ws_bits != NULL;
                 if (i_c_ok) {
                     for (int64_t k_ = 0; k_ < ws_vals_cap; k_++) ws_vals[k_] = 0.0;
                     for (int64_t k_ = 0; k_ < ws_list_cap; k_++) ws_list[k_] = 0;
+                    for (int64_t k_ = 0; k_ < ws_marks_cap; k_++) ws_marks[k_] = 0;
                     for (int64_t k_ = 0; k_ < ws_bits_cap; k_++) ws_bits[k_] = 0;
                 } else {
     #ifdef _OPENMP
@@ -1242,10 +1265,11 @@ int spgemm_rows_threads(
                     const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
                     if (i_c_ok) ep_rows_3(i_c_lo, i_c_hi, &input_error_slots[i_c_b], A_crd1, A_pos1, A_vals, B_crd1,
                             B_dim0, B_dim1, B_pos1, B_vals, dim_k, out_crd1, out_pos1, out_vals, ws_bits,
-                            ws_list, ws_vals);
+                            ws_list, ws_marks, ws_vals);
                 }
                 ep_release(ws_vals);
                 ep_release(ws_list);
+                ep_release(ws_marks);
                 ep_release(ws_bits);
             }
             if (i_c_failed) goto fail;
@@ -1266,6 +1290,7 @@ int spgemm_rows_threads(
         ep_release(out_vals);
         ep_release(ws_vals);
         ep_release(ws_list);
+        ep_release(ws_marks);
         ep_release(ws_bits);
         return (int)input_error;
     }
@@ -1275,6 +1300,7 @@ int spgemm_rows_threads(
     *out_count1_ret = out_count1;
     ep_release(ws_vals);
     ep_release(ws_list);
+    ep_give_kept(ws_marks, (size_t)ws_marks_cap, sizeof(int8_t), ep_fill_bits(&(const int8_t){0}, sizeof(int8_t)));
     ep_give_kept(ws_bits, (size_t)ws_bits_cap, sizeof(uint64_t), ep_fill_bits(&(const uint64_t){0}, sizeof(uint64_t)));
     return 0;
 fail:
@@ -1283,6 +1309,7 @@ fail:
     ep_release(out_vals);
     ep_release(ws_vals);
     ep_release(ws_list);
+    ep_release(ws_marks);
     ep_release(ws_bits);
     return 1;
 }
