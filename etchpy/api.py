@@ -289,32 +289,32 @@ def _interpret(e, backend, semiring, output, order, out_indices, check, out, tun
 
 
 def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
-           output: str | Format = "dense", backend: str = "c", tuning=None) -> Result:
+           output: str | Format | None = None, backend: str = "c", tuning=None) -> Result:
     """numpy-style `ep.einsum("ij,j->i", A, x)` over any semiring.
 
     Parameters:
-        spec: the subscripts, as numpy's einsum takes them; indices missing
-            from the output are summed.
-        operands: numpy arrays (dense), scipy.sparse arrays (csr/csc/coo keep
-            their format), 2-d pydata sparse and python-graphblas arrays (read
-            as scipy arrays in their own layout), other arrays (dense).
+        spec: numpy's einsum subscripts; indices missing from the output are summed.
+        operands: numpy arrays (dense), scipy.sparse arrays (csr/csc/coo keep their
+            format), 2-d pydata sparse and python-graphblas arrays (read as scipy
+            arrays in their own layout), other arrays (dense).
         semiring: None (default) follows the operands' dtype, as numpy does.
-        output, backend, tuning: as for `evaluate`.
+        output, backend, tuning: as for `evaluate`; output None (default): csr for a
+            matrix out of sparse operands (einsum_calls.default_output), else dense.
     Returns: as `evaluate`.
     Raises: FrontendError (ExpressionTypeError) for a bad spec; InputError for shapes that disagree.
-    A call is prepared once per spec, options and operands' types, dtypes and
-    shapes, and looked up in one step after that (runtime.einsum_calls); a dense
-    float or complex product that is one matrix product (matmul, matrix-vector,
-    batched, transposed) runs as numpy's matmul unless `Tuning.blas` is off,
-    operands of other dtypes cast to the carrier (`Tuning.blas_casts`); one numpy
-    operand under the default semiring (sums over axes, transposes, diagonals) is
-    numpy's einsum itself, its views included, unless `Tuning.numpy_einsum` is off.
+    A call is prepared once per spec, options and operands' types, dtypes and shapes,
+    and looked up in one step after that (runtime.einsum_calls); a dense float or
+    complex product that is one matrix product (matmul, matrix-vector, batched,
+    transposed) runs as numpy's matmul unless `Tuning.blas` is off, operands of other
+    dtypes cast to the carrier (`Tuning.blas_casts`); one numpy operand under the
+    default semiring (sums over axes, transposes, diagonals) is numpy's einsum itself,
+    its views included, unless `Tuning.numpy_einsum` is off.
 
         >>> ep.einsum("ij,j->i", np.eye(2, dtype=np.float32), np.ones(2, np.float32))
         array([1., 1.], dtype=float32)
     """
     dot_key = None
-    if semiring is None and tuning is None and output == "dense" and backend == "c":
+    if semiring is None and tuning is None and output is None and backend == "c":
         if len(operands) == 2 and type(spec) is str:    # two numpy operands: the key inline
             a, b = operands
             if type(a) is _NDARRAY and type(b) is _NDARRAY:
@@ -344,6 +344,8 @@ def _einsum_new(spec, operands, key, dot_key, semiring, output, backend, tuning)
     """einsum of a call not prepared before: prepared and kept under `key` (and
     `dot_key`: see einsum_calls.Calls), or evaluated once where key is None."""
     parts = einsum_parts(spec, [foreign.as_scipy(x) for x in operands])
+    if output is None:
+        output = einsum_calls.default_output(parts)
     if key is None:
         return evaluate(parts.expr, semiring=semiring, output=output, backend=backend,
                         out_indices=parts.out, tuning=tuning, **parts.tensors)

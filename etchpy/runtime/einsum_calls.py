@@ -57,7 +57,8 @@ from .. import tuning as tuning_
 from ..expr.einsum import same_sparse
 from ..semiring import Semiring, semirings
 
-__all__ = ["Calls", "KernelCall", "einsum_key", "matmul_call", "numpy_call", "plain_key"]
+__all__ = ["Calls", "KernelCall", "default_output", "einsum_key", "matmul_call", "numpy_call",
+           "plain_key"]
 
 THREADS_VARIABLE = "ETCHPY_NUM_THREADS"
 
@@ -69,7 +70,7 @@ def einsum_key(spec, operands, semiring, output, backend, tuning):
     numpy operand adds its dtype and shape, any other one a tuple led by its type."""
     if backend != "c" or type(spec) is not str:
         return None
-    if semiring is None and tuning is None and output == "dense":
+    if semiring is None and tuning is None and output is None:
         return plain_key(spec, operands)
     if isinstance(tuning, dict):
         return None
@@ -103,6 +104,31 @@ def _with_operands(key: list, operands):
         else:
             return None
     return tuple(key)
+
+
+def default_output(parts) -> str:
+    """ep.einsum's output where none is given: "csr" where it has two indices and
+    every operand is sparse (a scipy.sparse array or matrix, or an ep.Tensor with
+    a level that is not dense), as scipy's product of two sparse matrices is; else
+    "dense" (a dense operand, or a vector or scalar out of sparse ones, as scipy's
+    `A @ x` and `A.sum(axis=1)` are dense).
+
+        >>> import scipy.sparse as sp
+        >>> from etchpy.expr.einsum import einsum_parts
+        >>> A = sp.eye_array(3, format="csr")
+        >>> default_output(einsum_parts("ij,jk->ik", [A, A])), default_output(
+        ...     einsum_parts("ij,j->i", [A, np.ones(3)]))
+        ('csr', 'dense')
+    """
+    if len(parts.out) != 2 or not parts.tensors:
+        return "dense"
+    for x in parts.tensors.values():
+        if type(x) is Tensor:
+            if all(str(level) == "dense" for level in x.format.levels):
+                return "dense"
+        elif not (type(x).__module__.startswith("scipy.sparse") and hasattr(x, "format")):
+            return "dense"
+    return "csr"
 
 
 def _option(value):

@@ -20,7 +20,7 @@ KERNELS = Tuning(numpy_einsum=False)
 
 
 def _fixed(spec, *ops, **options):
-    key = einsum_calls.einsum_key(spec, ops, options.get("semiring"), "dense", "c",
+    key = einsum_calls.einsum_key(spec, ops, options.get("semiring"), options.get("output"), "c",
                                   options.get("tuning", KERNELS))
     call = api._einsum_calls.get(key)
     assert isinstance(call, einsum_calls.KernelCall)

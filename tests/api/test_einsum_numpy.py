@@ -25,7 +25,7 @@ DTYPES = [np.float64, np.float32, np.int64, np.complex128, np.bool_]
 
 def entry(spec, *ops, **options):
     key = einsum_calls.einsum_key(spec, ops, options.get("semiring"),
-                                  options.get("output", "dense"), "c", options.get("tuning"))
+                                  options.get("output"), "c", options.get("tuning"))
     return api._einsum_calls.get(key)
 
 
