@@ -38,6 +38,7 @@ from bench.kernels import rng_for
 from bench.timing import alternate_clocks, fmt_time
 from bench.user_forms_layouts import CASES as LAYOUT_CASES, registrar
 from bench.user_forms_sums import CASES as SUM_CASES
+from bench.user_forms_sparse import CASES as SPARSE_CASES
 
 SIZES = {"1e3": (4, 32), "1e5": (7, 316), "1e6": (9, 1000)}   # label: (P1 refinements, n)
 POOL = 4                                  # distinct new vectors cycled through
@@ -341,7 +342,7 @@ def _(d):
     return (lambda: grad(X, nw(), y)), (lambda: X.T @ (1 / (1 + np.exp(-(X @ pw()))) - y)), None
 
 
-CASES += LAYOUT_CASES + SUM_CASES    # dense operands as numpy holds them; sums (user_forms_sums)
+CASES += LAYOUT_CASES + SUM_CASES + SPARSE_CASES   # user_forms_layouts, _sums, _sparse
 
 
 def run(quick, seconds, only, say):
