@@ -350,8 +350,8 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, WalkPlans, De
         if runner is not self and (runner._inputs != self._inputs
                                    or runner._fused != self._fused):
             bound = self._bind_for(runner, inputs)
-            if all(not conv for _, _, conv in runner._inputs.values()):
-                self._runner = runner        # its binding is the inputs' own
+            if all(not conv or sig_.reordered(tv) for _, tv, conv in runner._inputs.values()):
+                self._runner = runner        # its binding: the inputs' own, or reordered
                 self._signatures[(runner, sig_.call_class(runner._inputs, bound, inputs))] = found
         return bound, found
 

@@ -71,6 +71,18 @@ def call_class(kinputs, bound, inputs) -> tuple:
                   for b, v in ((bound[name], inputs[src]),)])
 
 
+def reordered(tv) -> bool:
+    """Whether a planned conversion `tv` (plan.convert) reads its input in a sparse
+    format (another mode order: csr as csc, a permuted coo): its bound copy keeps
+    the input's shape, index dtype and stored entries, so its call class under
+    the converting kernel is the input's own (a dense conversion's is not).
+
+        >>> reordered(ep.tensor("B", 2, format="csc")), reordered(ep.tensor("B", 2))
+        (True, False)
+    """
+    return any(str(level) != "dense" for level in tv.format.levels)
+
+
 def _stored(b) -> int | None:
     """Stored entries of a bound input with index arrays (None for a dense one)."""
     return None if b.idx32 is None else len(b.roles["vals"])

@@ -268,3 +268,35 @@ def test_a_size_class_kernel_binds_the_inputs_once_per_call():
     big, want_big = _q5_inputs(5000, 2)
     np.testing.assert_allclose(kern(**big), want_big)
     np.testing.assert_allclose(kern(**small), want)
+
+
+def test_a_runner_reading_an_input_reordered_binds_it_once_per_call():
+    """A kernel whose size class's plan reads a scipy input through a sparse
+    conversion (T1[j,i] of a csr B read as csc: A∘Bᵀ) binds through that plan from
+    the second call on: B is transposed once a call, not once for the kernel's own
+    binding and again for the plan's; its answers stay scipy's, for a new B of
+    another size class too. A dense conversion is no reordering."""
+    from etchpy.runtime import signature
+    i, j = ep.indices("i j")
+    a_, b_ = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csc")
+    kern = ep.compile(a_[i, j] * b_[j, i], output="csr")
+    rng = np.random.default_rng(5)
+    A, B = (sp.random_array((300, 300), density=0.03, format="csr", random_state=rng)
+            for _ in range(2))
+    for _ in range(3):
+        got = kern(A=A, B=B)
+        np.testing.assert_allclose(got.toarray(), A.multiply(B.T).toarray())
+    runner = kern._runner
+    assert runner is not None and runner is not kern
+    assert any(conv and signature.reordered(tv) for _, tv, conv in runner._inputs.values())
+    calls = []
+    scipy_tocsc = type(B).tocsc
+    type(B).tocsc = lambda self, *a, **k: calls.append(1) or scipy_tocsc(self, *a, **k)
+    try:
+        kern(A=A, B=B)
+    finally:
+        type(B).tocsc = scipy_tocsc
+    assert len(calls) == 1
+    B2 = sp.random_array((300, 300), density=0.3, format="csr", random_state=rng)
+    np.testing.assert_allclose(kern(A=A, B=B2).toarray(), A.multiply(B2.T).toarray())
+    assert not signature.reordered(ep.tensor("B", 2, format="dense"))
