@@ -107,28 +107,35 @@ def _with_operands(key: list, operands):
 
 
 def default_output(parts) -> str:
-    """ep.einsum's output where none is given: "csr" where it has two indices and
-    every operand is sparse (a scipy.sparse array or matrix, or an ep.Tensor with
-    a level that is not dense), as scipy's product of two sparse matrices is; else
-    "dense" (a dense operand, or a vector or scalar out of sparse ones, as scipy's
-    `A @ x` and `A.sum(axis=1)` are dense).
+    """ep.einsum's output where none is given: "csr" for a result with two indices
+    when every operand is sparse (a scipy.sparse array or matrix, or an ep.Tensor
+    with a level that is not dense), as scipy's product of two sparse matrices is,
+    or when a sparse operand holds exactly the result's indices (the result is
+    zero wherever it is: `A.multiply(d)`, a row or column scaling, SDDMM's
+    `ij,ik,jk->ij`); else "dense" (`A @ X` with X dense, and a vector or scalar
+    out of sparse operands, as scipy's `A @ x` and `A.sum(axis=1)` are dense).
 
         >>> import scipy.sparse as sp
         >>> from etchpy.expr.einsum import einsum_parts
-        >>> A = sp.eye_array(3, format="csr")
-        >>> default_output(einsum_parts("ij,jk->ik", [A, A])), default_output(
-        ...     einsum_parts("ij,j->i", [A, np.ones(3)]))
-        ('csr', 'dense')
+        >>> A, X = sp.eye_array(3, format="csr"), np.ones((3, 3))
+        >>> [default_output(einsum_parts(s, ops)) for s, ops in [("ij,jk->ik", [A, A]),
+        ...     ("ij,j->ij", [A, X[0]]), ("ij,jk->ik", [A, X]), ("ij,j->i", [A, X[0]])]]
+        ['csr', 'csr', 'dense', 'dense']
     """
-    if len(parts.out) != 2 or not parts.tensors:
+    if len(parts.out) != 2 or not parts.at:
         return "dense"
-    for x in parts.tensors.values():
-        if type(x) is Tensor:
-            if all(str(level) == "dense" for level in x.format.levels):
-                return "dense"
-        elif not (type(x).__module__.startswith("scipy.sparse") and hasattr(x, "format")):
-            return "dense"
-    return "csr"
+    out = {ix.name for ix in parts.out}
+    sparse = [_sparse(parts.tensors[t]) for t in parts.at]
+    if all(sparse) or any(s and set(n) == out for s, n in zip(sparse, parts.names)):
+        return "csr"
+    return "dense"
+
+
+def _sparse(x) -> bool:
+    """A scipy.sparse operand, or an ep.Tensor with a level that is not dense."""
+    if type(x) is Tensor:
+        return any(str(level) != "dense" for level in x.format.levels)
+    return type(x).__module__.startswith("scipy.sparse") and hasattr(x, "format")
 
 
 def _option(value):

@@ -1,6 +1,7 @@
 """ep.einsum's output where none is given (einsum_calls.default_output): csr where the
-output has two indices and every operand is sparse, as scipy's products are; dense
-otherwise, and whatever `output=` says when given."""
+output has two indices and every operand is sparse, as scipy's products are, or a sparse
+operand holds exactly the output's indices (a scaling, a mask, SDDMM); dense otherwise,
+and whatever `output=` says when given."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -54,3 +55,23 @@ def test_sparse_tensors_and_a_named_output_are_kept():
     got = ep.einsum("ij,jk->ik", a, b, output="csc")
     assert got.format == "csc"
     np.testing.assert_allclose(got.toarray(), (a @ b).toarray(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("spec, peer", [
+    ("ij,j->ij", lambda a, d, u, v: a.multiply(d[None, :6])),
+    ("i,ij->ij", lambda a, d, u, v: a.multiply(d[:7, None])),
+    ("ij,ij->ij", lambda a, d, u, v: a.multiply(u @ v.T)),
+    ("ij,ik,jk->ij", lambda a, d, u, v: a.multiply(u @ v.T)),
+    ("ji,j->ij", lambda a, d, u, v: a.multiply(d[None, :6])),
+])
+def test_a_sparse_operand_over_the_outputs_indices_gives_csr(spec, peer):
+    """A product with a dense operand whose result is zero wherever a sparse operand
+    over exactly its indices is (a scaling, a mask, SDDMM) is a csr matrix."""
+    a, _ = _pair()
+    rng = np.random.default_rng(3)
+    d, u, v = rng.random(7), rng.random((7, 4)), rng.random((6, 4))
+    ops = {"ij,j->ij": (a, d[:6]), "i,ij->ij": (d, a), "ij,ij->ij": (a, u @ v.T),
+           "ij,ik,jk->ij": (a, u, v), "ji,j->ij": (a.T, d[:6])}[spec]
+    got = ep.einsum(spec, *ops)
+    assert sp.issparse(got) and got.format == "csr", type(got)
+    np.testing.assert_allclose(got.toarray(), np.asarray(peer(a, d, u, v).toarray()), rtol=1e-12)
