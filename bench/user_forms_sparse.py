@@ -1,10 +1,13 @@
 """User forms (bench.user_forms): ep.einsum over two scipy matrices with a matrix out,
-as a scipy user writes `A @ B`, `A @ B.T`, `A.multiply(B)` and `A.T` (a csr result
-since session 90: runtime.einsum_calls.default_output). A and B of bench.user_forms'
-Data (scikit-fem's P1 Laplacian and its reversed-order copy). bench.user_forms runs
+as a scipy user writes `A @ B`, `A @ B.T`, `A.multiply(B)`, `A.T`, a column scaling
+and SDDMM (a csr result since session 90: runtime.einsum_calls.default_output). A and B
+of bench.user_forms' Data (scikit-fem's P1 Laplacian and its reversed-order copy). bench.user_forms runs
 these after its own cases (CASES here, appended there).
 """
 from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
 
 import etchpy as ep
 
@@ -30,3 +33,22 @@ _product("ij,ij->ij", "A.multiply(B)", lambda A, B: A.multiply(B))
 def _(d):
     A = d.A
     return (lambda: ep.einsum("ij->ji", A)), (lambda: A.T.tocsr()), None
+
+
+@case("ep.einsum('ij,j->ij', A, d) (column scaling), scipy csr", "A @ diags(d)")
+def _(d):
+    A, v = d.A, d.ws[0]
+    D = sp.dia_array((v, 0), shape=A.shape)
+    return (lambda: ep.einsum("ij,j->ij", A, v)), (lambda: A @ D), None
+
+
+@case("ep.einsum('ij,ik,jk->ij', A, U, V) (SDDMM, 8 columns)", "csr of A.data · rows' dots")
+def _(d):
+    A, rng = d.A, np.random.default_rng(8)
+    U, V = rng.random((A.shape[0], 8)), rng.random((A.shape[1], 8))
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+
+    def peer():
+        dots = np.einsum("ij,ij->i", U[rows], V[A.indices])
+        return sp.csr_array((A.data * dots, A.indices, A.indptr), shape=A.shape)
+    return (lambda: ep.einsum("ij,ik,jk->ij", A, U, V)), peer, None
