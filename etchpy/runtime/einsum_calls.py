@@ -52,6 +52,7 @@ import numpy as np
 
 from . import build, fixed_calls, matmul
 from .call_plans import MISS
+from .inputs import is_scipy_sparse
 from .tensor import Tensor
 from .. import tuning as tuning_
 from ..expr.einsum import same_sparse
@@ -134,8 +135,8 @@ def default_output(parts) -> str:
 def _sparse(x) -> bool:
     """A scipy.sparse operand, or an ep.Tensor with a level that is not dense."""
     if type(x) is Tensor:
-        return any(str(level) != "dense" for level in x.format.levels)
-    return type(x).__module__.startswith("scipy.sparse") and hasattr(x, "format")
+        return not x.format.is_dense
+    return is_scipy_sparse(x) and hasattr(x, "format")
 
 
 def _option(value):

@@ -80,7 +80,7 @@ def reordered(tv) -> bool:
         >>> reordered(ep.tensor("B", 2, format="csc")), reordered(ep.tensor("B", 2))
         (True, False)
     """
-    return any(str(level) != "dense" for level in tv.format.levels)
+    return not tv.format.is_dense
 
 
 def _stored(b) -> int | None:
