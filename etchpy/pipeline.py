@@ -206,7 +206,9 @@ def choose_plan(req: Request, optimized: Optimized | None):
     rewrite must use the same tensors (the kernel's signature) and be walkable in
     some loop order, and may not make two modes agree in size that the written
     expression lets differ (Σ_j x + Σ_j y as Σ_j (x + y): `keeps_sizes`); the
-    optimizer's alternatives, one class's choice apart, are priced beside it.
+    optimizer's alternatives, one class's choice apart, are priced beside it, also
+    when its own term is the written one (its factors in the tensors' name order:
+    the plan may not depend on names).
     Without the optimizer, each step keeps the heuristic loop order.
 
     Without a user order, a plan may read inputs converted to another format
@@ -223,12 +225,13 @@ def choose_plan(req: Request, optimized: Optimized | None):
         return written.plan, None, tuple(written.lines()), req.expr
     cost_written = written.price
     unchanged = (cost_written, cost_written, False), tuple(written.lines())
-    if (optimized.expr == req.expr or tensors(optimized.expr) != req.tensors
-            or not keeps_sizes(optimized.expr, req.expr)):
+    if (optimized.expr == req.expr and not optimized.alternatives) or (
+            tensors(optimized.expr) != req.tensors or not keeps_sizes(optimized.expr, req.expr)):
         return (written.plan, *unchanged, req.expr)
     rewritten, expr = _cheapest_rewrite(req, optimized, stats)
     if rewritten is None:       # a user order cannot walk the rewrite's sparse inputs
-        return written.plan, (cost_written, math.inf, False), unchanged[1], req.expr
+        costs = unchanged[0] if optimized.expr == req.expr else (cost_written, math.inf, False)
+        return written.plan, costs, unchanged[1], req.expr
     if rewritten.price <= _margin(req) * cost_written:
         return rewritten.plan, (cost_written, rewritten.price, True), unchanged[1], expr
     return written.plan, (cost_written, rewritten.price, False), unchanged[1], req.expr
@@ -257,8 +260,8 @@ def _cheapest_rewrite(req: Request, optimized: Optimized, stats: Stats):
     sketched = bool(optimized.searches)     # a sketch states the nesting: kept as it is
     for n, e in enumerate((optimized.expr,) if sketched
                           else (optimized.expr, *optimized.alternatives)):
-        if tensors(e) != req.tensors or not keeps_sizes(e, req.expr):
-            continue
+        if e == req.expr or tensors(e) != req.tensors or not keeps_sizes(e, req.expr):
+            continue        # (the written term: priced already, in its best nesting)
         try:
             got = nesting.best(e, req.out_indices, req.order, stats, req.out_format,
                                only_written=sketched or n > 0)

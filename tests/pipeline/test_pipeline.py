@@ -142,3 +142,24 @@ def test_the_pipeline_imports_nothing_of_runtime_or_above():
             imported.update(a.name for a in node.names)
     above = ("runtime", "api", "testing", "cli")
     assert not [m for m in imported if any(part in m for part in above)], imported
+
+
+@pytest.mark.parametrize("names", [("T0", "T1", "T2"), ("u", "A", "v"), ("x", "M", "y"),
+                                   ("pos", "row", "n"), ("c", "b", "a")])
+def test_the_plan_chosen_does_not_depend_on_the_tensors_names(names):
+    """A quadratic form Σ_ij u[i]·A[i,j]·v[j] is cheaper with Σ_j pushed under u[i] (one
+    multiply less an entry, and a row's sum is its own chain). The optimizer's term
+    lists its factors in the names' order, so under some names it is the written term
+    itself; its alternatives are priced then too, and every naming plans alike."""
+    u, M, v = ep.tensor(names[0], 1), ep.tensor(names[1], 2, format="csr"), ep.tensor(names[2], 1)
+    e = ep.sum((i, j), u[i] * M[i, j] * v[j])
+    sizes = {"dims": {"i": 10_000, "j": 10_000}, "nnz": {names[1]: 50_000},
+             "rewrite_margin": 1.0}      # (a constant factor: the margin of measured sizes)
+    req = make_request(e, optimizer_options=sizes)
+    plan, (written, rewritten, used), _, _ = pipeline.choose_plan(req, pipeline.run_optimizer(req))
+    assert used and rewritten < written and len(plan.steps) == 2, (written, rewritten)
+    rng = np.random.default_rng(5)
+    Ms = sp.random_array((30, 20), density=0.2, format="csr", random_state=rng)
+    us, vs = rng.random(30), rng.random(20)
+    kern = ep.compile(e)
+    np.testing.assert_allclose(kern(**dict(zip(names, (us, Ms, vs)))), us @ (Ms @ vs))
