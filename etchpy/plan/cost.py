@@ -300,10 +300,10 @@ def rewalks(body: Expr, order, stats: Stats, independent=False) -> float:
     """Entries of sparse operands read again from memory. For each sparse operand,
     take the outermost loop over an index it does not hold, outside one it holds:
     each point of the loops down to it walks the operand's entries that the body
-    reaches there (the body's points over those loops and the operand's indices,
-    per point of those loops). When such a walk covers more than
-    `tuning.cache_cells` entries, every entry visit beyond the operand's own
-    entries is a read from memory again."""
+    reaches there (the body's points over all loops down to the operand's last
+    index, per point of those: a loop between walks it once a point, and projecting
+    it away loses what joins the two). A walk of more than `tuning.cache_cells`
+    entries reads every visit beyond the operand's own entries from memory again."""
     extra = 0.0
     key = ("sparse operands", body)
     held = stats.nests.get(key)
@@ -316,7 +316,7 @@ def rewalks(body: Expr, order, stats: Stats, independent=False) -> float:
             if v in mine:
                 continue
             outer = frozenset(order[:p + 1])
-            visits = support(body, outer | mine, stats, independent)
+            visits = support(body, frozenset(order[:last + 1]), stats, independent)
             walk = visits / max(1.0, support(body, outer, stats, independent))
             if walk > stats.tuning.cache_cells:
                 extra += max(0.0, visits - stats.tensor_nnz(acc))

@@ -2,6 +2,7 @@
 again from memory (plan.cost.rewalks), and a dense inner loop that writes its
 target contiguously keeps its SIMD price when the target's cells are revisited."""
 import numpy as np
+import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy.plan import plan as planning
@@ -67,3 +68,23 @@ def test_a_fused_readers_prefix_counts_for_the_targets_revisits():
     under = nest_cost(body, ("a", "k", "b"), st, out=("a", "k", "b"), outside=("i",))
     free = nest_cost(body, ("a", "k", "b"), st, out=("a", "k", "b"), outside=("a",))
     assert under > alone and free == alone
+
+
+def test_a_chain_through_a_loop_the_operand_does_not_hold_is_walked_once_a_point():
+    """In a Galerkin product Σ_kl R[i,k]·A[k,l]·Q[l,j] walked (i, k, l, j), Q's rows
+    are reached through k and l: each i walks about 20 of Q's entries, not all of
+    them (projecting k away would join i to every l). The planner then reads a csr
+    P of Pᵀ·A·P converted to csc and writes rows of the output in order, instead of
+    walking k outermost and sorting every record."""
+    st = Stats(dims={"i": 4161, "j": 4161, "k": 16641, "l": 16641},
+               nnz={"A": 82689, "Q": 16641, "R": 16641})
+    R, Q = ep.tensor("R", 2, "csr"), ep.tensor("Q", 2, "csr")
+    assert rewalks(R[i, k] * A[k, j] * Q[j, c], ("i", "k", "j", "c"), st) == 0
+    m, n = 400, 100
+    rng = np.random.default_rng(4)
+    P = sp.csr_array((rng.random(m), rng.integers(0, n, m), np.arange(m + 1)), shape=(m, n))
+    M = sp.random_array((m, m), density=0.02, format="csr", random_state=rng) + sp.eye_array(m)
+    kern = ep.compile(ep.sum((k, j), A[k, i] * B[k, j] * A[j, c]), output="csr")
+    got = kern(A=P, B=sp.csr_array(M))
+    assert "loop order (i, k, j, c)" in kern.explain()
+    np.testing.assert_allclose(got.toarray(), (P.T @ M @ P).toarray(), rtol=1e-12)
