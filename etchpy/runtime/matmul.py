@@ -15,7 +15,13 @@ for float64 and float32) when
 - the output is the batch indices, then one operand's free indices, then the
   other's (the operands are swapped when the second's come first).
 
-Each operand is then transposed to (batch, free, contracted), respectively
+A left operand (free..., contracted) of several free axes times a right matrix
+(contracted, free) or vector, both as they are, is `numpy.matmul` of the two as
+given: matmul broadcasts the left's leading free axes as a batch of small
+products (`a @ b` as a numpy user writes it), which OpenBLAS runs faster than the
+one tall product of the merged axes where the small ones fit its small-matrix
+kernels (docs/performance.md, "A dense product is a @ b as written").
+Otherwise each operand is transposed to (batch, free, contracted), respectively
 (batch, contracted, free), each group's indices merged into one axis (a reshape:
 a view when the strides allow it, else a copy), and the product reshaped to the
 output's shape: a fresh C-contiguous array, or a numpy scalar for no output
@@ -158,6 +164,9 @@ def recipe(names, out, shapes) -> Matmul | None:
     perm_r, shape_r = _prepared(names[right], shapes[right], batch + contracted + fr,
                                 [size[c] for c in batch], math.prod(size[c] for c in fr), k,
                                 vector=not batch and not fr, free_first=False)
+    if (not batch and len(fl) > 1 and len(fr) <= 1 and len(contracted) == 1 and perm_l is None
+            and perm_r is None and shape_r is None):
+        return Matmul(swap, None, None, None, None, None)     # matmul broadcasts fl[:-1]
     made = _product_shape(batch, fl, fr, size)
     want = tuple(size[c] for c in out)
     return Matmul(swap, perm_l, shape_l, perm_r, shape_r, None if made == want else want)

@@ -75,7 +75,8 @@ BLAS = [("ij,jk->ik", (5, 4), (4, 3)), ("ij,kj->ik", (5, 4), (3, 4)),
         ("bij,bjk->bik", (2, 5, 4), (2, 4, 3)), ("bij,bj->bi", (2, 5, 4), (2, 4)),
         ("ijk,jk->i", (5, 4, 3), (4, 3)), ("ij,ij->", (3, 4), (3, 4)),
         ("...ij,...jk->...ik", (2, 5, 4), (2, 4, 3)), ("ab,bcd->acd", (2, 3), (3, 4, 5)),
-        ("jb,bi->ji", (3, 2), (2, 4))]
+        ("jb,bi->ji", (3, 2), (2, 4)), ("ijk,kl->ijl", (2, 3, 4), (4, 5)),
+        ("abck,k->abc", (2, 3, 2, 4), (4,)), ("ijk,lk->ijl", (2, 3, 4), (5, 4))]
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -91,7 +92,8 @@ def test_dense_real_products_run_as_matmul(spec, s0, s1, dtype):
     call = entry(spec, a, b)     # numpy's product itself when nothing surrounds it:
     direct = type(call) is Dot or call is np.matmul    # ndarray.dot (matmul up to 2-d)
     assert isinstance(call, Matmul) or direct
-    assert direct or spec not in ("ij,jk->ik", "ij,j->i", "bij,bjk->bik")
+    assert direct or spec not in ("ij,jk->ik", "ij,j->i", "bij,bjk->bik", "ijk,kl->ijl",
+                                  "abck,k->abc")        # (a @ b: matmul broadcasts ij, abc)
     assert (call is np.matmul) == (a.ndim > 2 and direct)
     assert np.allclose(full_path(spec, a, b), want, rtol=1e-5)
 
