@@ -96,3 +96,11 @@ def _(d):
     Xs = [np.asfortranarray(rng.random((A.shape[1], 8))) for _ in range(4)]
     nX, pX = itertools.cycle(Xs).__next__, itertools.cycle(Xs).__next__
     return (lambda: SPMM(A=A, N=nX())), (lambda: A @ pX()), None
+
+
+@case("ep.einsum('ijk,kl->ijl', T, M) (a stack of m² × m, as many elements)", "T @ M")
+def _(d):
+    m = max(2, round(d.n ** (2 / 3)))
+    rng = np.random.default_rng(9)
+    t, b = rng.random((m, m, m)), rng.random((m, m))
+    return (lambda: ep.einsum("ijk,kl->ijl", t, b)), (lambda: t @ b), None

@@ -1,10 +1,13 @@
 """User forms (bench.user_forms): ep.einsum over two scipy matrices with a matrix out,
 as a scipy user writes `A @ B`, `A @ B.T`, `A.multiply(B)`, `A.T`, a column scaling
-and SDDMM (a csr result since session 90: runtime.einsum_calls.default_output). A and B
+and SDDMM (a csr result since session 90: runtime.einsum_calls.default_output), a
+quadratic form, a Galerkin product PᵀAP and AᵀB. A and B
 of bench.user_forms' Data (scikit-fem's P1 Laplacian and its reversed-order copy). bench.user_forms runs
 these after its own cases (CASES here, appended there).
 """
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import scipy.sparse as sp
@@ -52,3 +55,21 @@ def _(d):
         dots = np.einsum("ij,ij->i", U[rows], V[A.indices])
         return sp.csr_array((A.data * dots, A.indices, A.indptr), shape=A.shape)
     return (lambda: ep.einsum("ij,ik,jk->ij", A, U, V)), peer, None
+
+
+@case("ep.einsum('i,ij,j->', x, A, x) (a quadratic form), scipy csr", "x @ (A @ x)")
+def _(d):
+    A, ours, peer = d.A, itertools.cycle(d.xs).__next__, itertools.cycle(d.xs).__next__
+    return (lambda: (lambda x: ep.einsum("i,ij,j->", x, A, x))(ours())), \
+        (lambda: (lambda x: x @ (A @ x))(peer())), None     # (each its own cycle: one x)
+
+
+@case("ep.einsum('ki,kl,lj->ij', P, A, P) (Galerkin, aggregates of 4), scipy csr",
+      "P.T @ A @ P")
+def _(d):
+    A, m = d.A, d.A.shape[0]
+    P = sp.csr_array((np.ones(m), np.arange(m) // 4, np.arange(m + 1)), shape=(m, (m + 3) // 4))
+    return (lambda: ep.einsum("ki,kl,lj->ij", P, A, P)), (lambda: P.T @ A @ P), None
+
+
+_product("ki,kj->ij", "A.T @ B", lambda A, B: A.T @ B)
