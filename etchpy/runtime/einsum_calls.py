@@ -68,7 +68,8 @@ def einsum_key(spec, operands, semiring, output, backend, tuning):
     """The key of one ep.einsum call (see the module docstring), or None when it is
     not keyed. With the default options it holds the spec and the operands only
     (an option's slot never holds a tuple, so the two kinds of key never meet); a
-    numpy operand adds its dtype and shape, any other one a tuple led by its type."""
+    numpy operand adds its dtype and shape, any other one a tuple led by its type
+    (a Python or numpy scalar: its type alone, its value read on each call)."""
     if backend != "c" or type(spec) is not str:
         return None
     if semiring is None and tuning is None and output is None:
@@ -102,9 +103,14 @@ def _with_operands(key: list, operands):
             key.append((kind, x.format, x.dtype, x.shape, same_sparse(operands, k)))
         elif kind.__module__.startswith("scipy.sparse") and hasattr(x, "format"):
             key.append((kind, x.dtype, x.shape, same_sparse(operands, k)))
+        elif kind in _SCALARS or isinstance(x, np.generic):    # its type: its dtype
+            key.append((kind,))
         else:
             return None
     return tuple(key)
+
+
+_SCALARS = (float, int, complex, bool)     # Python scalars (np.generic: by isinstance)
 
 
 def default_output(parts) -> str:
@@ -235,13 +241,14 @@ def numpy_call(spec, parts, operands, semiring, output, tuning):
     if semiring is not None or output not in (None, "dense") or len(operands) != 1:
         return None
     (a,) = operands
-    if type(a) is not np.ndarray or not tuning_.of(tuning).numpy_einsum:
+    scalar = isinstance(a, np.generic)          # a numpy scalar: np.einsum's own result
+    if (type(a) is not np.ndarray and not scalar) or not tuning_.of(tuning).numpy_einsum:
         return None
     if a.dtype.kind not in "fciub" or semirings.for_dtype(a.dtype).dtype != a.dtype:
         return None
     (names,) = parts.names
     out = [ix.name for ix in parts.out]
-    if len(set(names)) == len(names) == len(out):
+    if len(set(names)) == len(names) == len(out) and not scalar:
         return methodcaller("transpose", tuple(names.index(c) for c in out))
     return partial(np.einsum, spec)
 
