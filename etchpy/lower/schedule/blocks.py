@@ -52,11 +52,16 @@ def run(em, s, ctx) -> imp.Stmt | None:
 def emit_block(em, s, ctx, r) -> imp.Stmt:
     """The levels from s add into a local block blk[0:n], n the extent of r,
     which is then added into out once (stored, in a fresh block): one nest per
-    n in tuning.block_sizes, with n a constant; for any other n as without
-    blocks."""
+    n in tuning.block_sizes, with n a constant; for any other n in strips
+    (`_strips`) where a free axis encloses the block (an output row: the strips
+    re-walk that row's contracted levels), else as without blocks. A block that
+    is the whole output (`Σ_i a[i,j]·b[i,j]`) would re-walk every operand once a
+    strip, a band of columns at a time, where one row-order walk reads each once."""
     dim = streams.dim_var(r)
     out = em.emit(s, ctx, blocks=False)
-    for w in sorted(em.tuning.block_strips) if ctx.fresh else ():
+    axes = em.target.dense_axes
+    under_a_row = axes is None or len(axes) > 1      # a free axis encloses the block
+    for w in sorted(em.tuning.block_strips) if ctx.fresh and under_a_row else ():
         if (strips := _strips(em, s, ctx, r, w)) is not None:
             out = If(le(Const(w), dim), strips, out)
     for n in reversed(em.tuning.block_sizes):

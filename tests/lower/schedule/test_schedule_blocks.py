@@ -155,3 +155,16 @@ def test_other_extents_run_in_overlapping_strips_of_registers(semiring):
                 for a, b in zip(levels_on_interpreter(final, kern.out_format, shape),
                                 tensor_levels(got), strict=True):
                     np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("R", [5, 10, 37])
+def test_a_block_that_is_the_whole_output_takes_no_strips(R):
+    """Column sums Σ_j X[j,r]·C[j,r] walked (j, r): the block over r is the whole
+    output, and a strip would walk X and C again a band of columns at a time; the
+    extents of tuning.block_sizes keep their block, the others the plain loop."""
+    X, C = ep.tensor("X", 2), ep.tensor("C", 2)
+    rng = np.random.default_rng(2)
+    x, c = rng.random((30, R)), rng.random((30, R))
+    kern = ep.compile(ep.sum(j, X[j, r] * C[j, r]), optimize=False, order=("j", "r"))
+    assert "a strip of" not in kern.c_source and "(32 values) in registers" in kern.c_source
+    np.testing.assert_allclose(kern(X=x, C=c), np.einsum("jr,jr->r", x, c))
