@@ -13,7 +13,10 @@ for float64 and float32) when
 - no operand repeats an index (a diagonal) or broadcasts a size-1 dimension
   (einsum's names b0, b1, ...),
 - the output is the batch indices, then one operand's free indices, then the
-  other's (the operands are swapped when the second's come first).
+  other's (the operands are swapped when the second's come first),
+- a product without free indices (dot products along the batch) has its batch
+  indices leading in each operand: `ij,ij->j` would be matmul over strided
+  columns, slower than one row-order walk (the compiled kernel's).
 
 A left operand (free..., contracted) of several free axes times a right matrix
 (contracted, free) or vector, both as they are, is `numpy.matmul` of the two as
@@ -154,6 +157,9 @@ def recipe(names, out, shapes) -> Matmul | None:
         swap = True
     else:
         return None
+    if batch and not free[0] and not free[1] and any(n[:len(batch)] != tuple(batch)
+                                                     for n in names):
+        return None                 # dot products along a batch that is not leading
     size = {c: n for nm, sh in zip(names, shapes) for c, n in zip(nm, sh)}
     left, right = (1, 0) if swap else (0, 1)
     fl, fr = free[left], free[right]

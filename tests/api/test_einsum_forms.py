@@ -1,0 +1,41 @@
+"""ep.einsum on operand kinds and forms beside the matmul and numpy dispatch of
+tests/api/test_einsum_calls.py: scalar operands keyed by type, dot products along
+a trailing batch run by the compiled kernel."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import etchpy as ep
+from etchpy.expr.einsum import einsum_parts
+from etchpy.runtime import einsum_calls
+from etchpy.runtime.matmul import recipe
+from test_einsum_calls import entry
+
+
+@pytest.mark.parametrize("scalars", [(2.0, 3.5), (np.float64(2.0), np.float64(-1.0)), (2, 7),
+                                     (np.float32(2.0), np.float32(0.5)), (True, False)])
+def test_a_scalar_operand_is_keyed_by_its_type_and_read_each_call(scalars):
+    """A Python or numpy scalar beside a scipy matrix: one prepared call per
+    scalar type, its value read on every call."""
+    A = sp.csr_array(np.array([[1.0, 0.0], [2.0, 3.0]]))
+    for c in scalars:
+        got = ep.einsum("ij,->ij", A, c)
+        assert sp.issparse(got) and np.array_equal(got.toarray(), A.toarray() * c)
+        assert isinstance(entry("ij,->ij", A, c), einsum_calls.KernelCall)
+    assert einsum_calls.einsum_key("ij,->ij", (A, scalars[0]), None, None, "c", None) == \
+        einsum_calls.einsum_key("ij,->ij", (A, scalars[1]), None, None, "c", None)
+
+
+@pytest.mark.parametrize("spec, shapes, product", [
+    ("ij,ij->j", ((6, 5), (6, 5)), False), ("ijk,ijk->k", ((3, 4, 5), (3, 4, 5)), False),
+    ("ijk,ijk->jk", ((3, 4, 5), (3, 4, 5)), False), ("ij,ji->j", ((4, 4), (4, 4)), False),
+    ("ij,ij->i", ((6, 5), (6, 5)), True), ("bij,bjk->bik", ((2, 3, 4), (2, 4, 5)), True)])
+def test_dot_products_along_a_trailing_batch_are_not_matmul(spec, shapes, product):
+    """Column sums of a product (`ij,ij->j`) as matmul would be a batch of dot products
+    over strided columns: they run the compiled kernel, which walks the rows in order;
+    a leading batch (`ij,ij->i`) and batched matrix products stay matmul."""
+    rng = np.random.default_rng(7)
+    ops = [rng.random(s) for s in shapes]
+    parts = einsum_parts(spec, ops)
+    assert (recipe(parts.names, [ix.name for ix in parts.out], shapes) is not None) == product
+    np.testing.assert_allclose(ep.einsum(spec, *ops), np.einsum(spec, *ops))
