@@ -51,6 +51,12 @@ def _(d):
     return (lambda: ROWSUMS(M=a)), (lambda: a.sum(axis=1)), None
 
 
+@case("ep.einsum('ij,ij->j', a, b) (column sums of a product)", "np.einsum")
+def _(d):
+    a, b = d.a, d.b
+    return (lambda: ep.einsum("ij,ij->j", a, b)), (lambda: np.einsum("ij,ij->j", a, b)), None
+
+
 @case("dense min-plus matvec, new v", "(a + v).min(axis=1)")
 def _(d):
     a, rng = d.a, np.random.default_rng(d.n)
