@@ -225,12 +225,13 @@ def choose_plan(req: Request, optimized: Optimized | None):
         return written.plan, None, tuple(written.lines()), req.expr
     cost_written = written.price
     unchanged = (cost_written, cost_written, False), tuple(written.lines())
-    if (optimized.expr == req.expr and not optimized.alternatives) or (
+    same = optimized.expr == req.expr
+    if (same and not optimized.alternatives) or (
             tensors(optimized.expr) != req.tensors or not keeps_sizes(optimized.expr, req.expr)):
         return (written.plan, *unchanged, req.expr)
     rewritten, expr = _cheapest_rewrite(req, optimized, stats)
     if rewritten is None:       # a user order cannot walk the rewrite's sparse inputs
-        costs = unchanged[0] if optimized.expr == req.expr else (cost_written, math.inf, False)
+        costs = unchanged[0] if same else (cost_written, math.inf, False)
         return written.plan, costs, unchanged[1], req.expr
     if rewritten.price <= _margin(req) * cost_written:
         return rewritten.plan, (cost_written, rewritten.price, True), unchanged[1], expr

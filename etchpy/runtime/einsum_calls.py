@@ -92,6 +92,9 @@ def plain_key(spec, operands):
     return _with_operands([spec], operands)
 
 
+_SCALARS = (float, int, complex, bool)     # Python scalars (np.generic: by isinstance)
+
+
 def _with_operands(key: list, operands):
     """key and each operand's kind, dtype and shape; a sparse one's also the first
     position of its object (expr.einsum.same_sparse: read twice, one tensor)."""
@@ -108,9 +111,6 @@ def _with_operands(key: list, operands):
         else:
             return None
     return tuple(key)
-
-
-_SCALARS = (float, int, complex, bool)     # Python scalars (np.generic: by isinstance)
 
 
 def default_output(parts) -> str:

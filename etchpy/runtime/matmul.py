@@ -23,7 +23,7 @@ A left operand (free..., contracted) of several free axes times a right matrix
 given: matmul broadcasts the left's leading free axes as a batch of small
 products (`a @ b` as a numpy user writes it), which OpenBLAS runs faster than the
 one tall product of the merged axes where the small ones fit its small-matrix
-kernels (docs/performance.md, "A dense product is a @ b as written").
+kernels (docs/performance.md, "Other forms a user writes", session 91).
 Otherwise each operand is transposed to (batch, free, contracted), respectively
 (batch, contracted, free), each group's indices merged into one axis (a reshape:
 a view when the strides allow it, else a copy), and the product reshaped to the
