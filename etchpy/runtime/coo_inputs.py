@@ -35,7 +35,14 @@ _C = r"""
  * outside 0..size-1 of its mode; 5 all in range but not strictly increasing
  * (unsorted or repeated). etchpy_coo2's loop has no branch and accumulates in
  * T (min and max of the columns, a descent flag), so it vectorises; the rows'
- * range is read from the first and last row when no descent was seen. */
+ * range is read from the first and last row when no descent was seen.
+ * etchpy_coon's pass has no branch either: where the shape has fewer than
+ * 2^63 cells, each tuple's row-major key (c0·s1 + c1)·s2 + … against the one
+ * before it, which increases strictly exactly when the tuples do, once every
+ * coordinate is inside its mode (checked in the same pass); else a descent flag
+ * over the tuples, then each mode's min and max. The order is a constant for
+ * 1, 3 and 4 modes. Only an input rejected is walked again by ep_find, which
+ * says where. */
 #define EP_COO(T)                                                               \
 static int ep_find_##T(const T *const *crd, int64_t order, int64_t n,          \
                        const int64_t *sizes, int64_t *where)                    \
@@ -69,9 +76,70 @@ int etchpy_coo2_##T(const T *row, const T *col, int64_t n, int64_t nrows,      \
     const int64_t sizes[2] = {nrows, ncols};                                    \
     return ep_find_##T(crd, 2, n, sizes, where);                                \
 }                                                                               \
+static inline __attribute__((always_inline)) int                              \
+ep_keyed_##T(const T *const *crd, int64_t order, int64_t n, const int64_t *sizes) \
+{                                                                               \
+    uint64_t bad = 0;                                                           \
+    for (int64_t m = 0; m < order; m++)                                         \
+        bad |= (uint64_t)(int64_t)crd[m][0] >= (uint64_t)sizes[m];              \
+    for (int64_t q = 1; q < n; q++) {                                           \
+        uint64_t key = 0, before = 0;                                           \
+        for (int64_t m = 0; m < order; m++) {                                   \
+            const uint64_t c = (uint64_t)(int64_t)crd[m][q];                    \
+            const uint64_t p = (uint64_t)(int64_t)crd[m][q - 1];                \
+            bad |= c >= (uint64_t)sizes[m];                                     \
+            key = key * (uint64_t)sizes[m] + c;                                 \
+            before = before * (uint64_t)sizes[m] + p;                           \
+        }                                                                       \
+        bad |= key <= before;                                                   \
+    }                                                                           \
+    return bad == 0;                                                            \
+}                                                                               \
+static inline __attribute__((always_inline)) int                              \
+ep_descends_##T(const T *const *crd, int64_t order, int64_t n)                 \
+{                                                                               \
+    int bad = 0;                                                                \
+    for (int64_t q = 1; q < n; q++) {                                           \
+        int gt = 0, eq = 1;                                                     \
+        for (int64_t m = 0; m < order; m++) {                                   \
+            const T c = crd[m][q], p = crd[m][q - 1];                           \
+            gt |= eq & (c > p);                                                 \
+            eq &= (c == p);                                                     \
+        }                                                                       \
+        bad |= !gt;                                                             \
+    }                                                                           \
+    return bad;                                                                 \
+}                                                                               \
+static int ep_in_range_##T(const T *const *crd, int64_t order, int64_t n,      \
+                           const int64_t *sizes)                                \
+{                                                                               \
+    for (int64_t m = 0; m < order; m++) {                                       \
+        T lo = crd[m][0], hi = crd[m][0];                                       \
+        for (int64_t q = 1; q < n; q++) {                                       \
+            const T c = crd[m][q];                                              \
+            lo = c < lo ? c : lo;                                               \
+            hi = c > hi ? c : hi;                                               \
+        }                                                                       \
+        if (lo < 0 || (int64_t)hi >= sizes[m]) return 0;                        \
+    }                                                                           \
+    return 1;                                                                   \
+}                                                                               \
 int etchpy_coon_##T(const T *const *crd, int64_t order, int64_t n,             \
                     const int64_t *sizes, int64_t *where)                       \
 {                                                                               \
+    if (n == 0) return 0;                                                       \
+    uint64_t cells = 1;                                                         \
+    int fits = 1;                                                               \
+    for (int64_t m = 0; m < order; m++)                                         \
+        fits &= sizes[m] > 0 && !__builtin_mul_overflow(cells, (uint64_t)sizes[m], &cells); \
+    if (fits && cells < ((uint64_t)1 << 63)) {                                  \
+        const int ok = order == 3 ? ep_keyed_##T(crd, 3, n, sizes)              \
+                     : order == 4 ? ep_keyed_##T(crd, 4, n, sizes)              \
+                     : order == 1 ? ep_keyed_##T(crd, 1, n, sizes)              \
+                     : ep_keyed_##T(crd, order, n, sizes);                      \
+        if (ok) return 0;                                                       \
+    } else if (!ep_descends_##T(crd, order, n) && ep_in_range_##T(crd, order, n, sizes)) \
+        return 0;                                                               \
     return ep_find_##T(crd, order, n, sizes, where);                            \
 }
 EP_COO(int32_t)
