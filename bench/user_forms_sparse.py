@@ -3,7 +3,8 @@ as a scipy user writes `A @ B`, `A @ B.T`, `A.multiply(B)`, `A.T`, a column scal
 and SDDMM (a csr result since session 90: runtime.einsum_calls.default_output), a
 quadratic form, a Galerkin product PᵀAP and AᵀB. A and B
 of bench.user_forms' Data (scikit-fem's P1 Laplacian and its reversed-order copy). bench.user_forms runs
-these after its own cases (CASES here, appended there).
+these after its own cases (CASES here, appended there), and bench.user_forms_pydata's
+after them.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import scipy.sparse as sp
 import etchpy as ep
 
 from bench.user_forms_layouts import registrar
+from bench.user_forms_pydata import CASES as PYDATA_CASES
 
 CASES = []                  # (name, peer label, make(data) -> (ours, peer, same))
 case = registrar(CASES)
@@ -73,3 +75,4 @@ def _(d):
 
 
 _product("ki,kj->ij", "A.T @ B", lambda A, B: A.T @ B)
+CASES += PYDATA_CASES                       # bench.user_forms_pydata

@@ -295,8 +295,8 @@ def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
     Parameters:
         spec: numpy's einsum subscripts; indices missing from the output are summed.
         operands: numpy arrays (dense), scipy.sparse arrays (csr/csc/coo keep their
-            format), 2-d pydata sparse and python-graphblas arrays (read as scipy
-            arrays in their own layout), other arrays (dense).
+            format), 2-d pydata sparse and python-graphblas arrays (read as scipy's in
+            their own layout), other pydata arrays of fill 0 (coo), others (dense).
         semiring: None (default) follows the operands' dtype, as numpy does.
         output, backend, tuning: as for `evaluate`; output None (default): csr for a
             matrix out of sparse operands (einsum_calls.default_output), else dense.

@@ -19,7 +19,9 @@ names the output. Whitespace is ignored.
   without '...' is refused when the operands have ellipsis dimensions.
 
 Each operand becomes the tensor `T<k>`: csr / csc / coo when it is a scipy.sparse
-matrix in that layout, an `ep.Tensor` keeps its format, anything else is dense.
+matrix in that layout, coo when it is a pydata `sparse` array whose fill value is 0
+(any order; the caller reads a 2-d one as scipy's), an `ep.Tensor` keeps its
+format, anything else is dense.
 A 2-d sparse operand whose layout no loop order could walk together with the
 operands before it ('z,mz,zm->' with two csr) is read in the other layout (csr
 <-> csc, coo -> csc), which costs one conversion per call.
@@ -326,5 +328,16 @@ def _infer_format(operand):
         import scipy.sparse   # lazily: scipy.sparse is heavy to import
         if scipy.sparse.issparse(operand):
             return _SPARSE_FORMATS.get(operand.format, "dense")
+    if _pydata_zero_fill(operand):      # pydata sparse (2-d ones came as scipy arrays)
+        return "coo"
     fmt = getattr(operand, "format", None)
     return fmt if isinstance(fmt, Format) else "dense"
+
+
+def _pydata_zero_fill(operand) -> bool:
+    """A pydata `sparse` array (COO, GCXS, DOK) of at least one axis whose implicit
+    entries are 0: read as a coo tensor over its coordinates. Any other fill value
+    stays dense (its implicit entries are values), as does a scalar."""
+    return (type(operand).__module__.partition(".")[0] == "sparse"
+            and len(getattr(operand, "shape", ())) > 0
+            and bool(getattr(operand, "fill_value", None) == 0))

@@ -13,9 +13,10 @@ front end derives from a spec (index names, ellipsis and size-1 broadcasting,
 diagonals, the sizes that must agree, the formats, the semiring inferred from
 the dtypes) depends on nothing else, so a hit skips parsing, checking and
 finding the kernel. Only numpy arrays (exactly `numpy.ndarray`), scipy.sparse
-arrays and matrices, and ep.Tensors are keyed; any other operand (pydata
-sparse, python-graphblas, lists, numpy subclasses) and any backend but "c" take
-the full path on every call. Options are keyed by value when None or a string,
+arrays and matrices, pydata sparse arrays (with their layout and whether their
+fill value is 0) and ep.Tensors are keyed; any other operand (python-graphblas,
+lists, numpy subclasses) and any backend but "c" take the full path on every
+call. Options are keyed by value when None or a string,
 else by identity (a Semiring, a Tuning, a Format), the entry holding them so
 that their ids stay theirs; a tuning given as a dict is not keyed.
 
@@ -50,7 +51,7 @@ from operator import methodcaller
 
 import numpy as np
 
-from . import build, fixed_calls, matmul
+from . import build, fixed_calls, foreign, matmul
 from .call_plans import MISS
 from .inputs import is_scipy_sparse
 from .tensor import Tensor
@@ -108,6 +109,9 @@ def _with_operands(key: list, operands):
             key.append((kind, x.dtype, x.shape, same_sparse(operands, k)))
         elif kind in _SCALARS or isinstance(x, np.generic):    # its type: its dtype
             key.append((kind,))
+        elif foreign.kind(x) == "pydata":   # its layout and fill (so its format) too
+            key.append((kind, x.dtype, x.shape, foreign.layout(x), bool(x.fill_value == 0),
+                        same_sparse(operands, k)))
         else:
             return None
     return tuple(key)
@@ -115,8 +119,9 @@ def _with_operands(key: list, operands):
 
 def default_output(parts) -> str:
     """ep.einsum's output where none is given: "csr" for a result with two indices
-    when every operand is sparse (a scipy.sparse array or matrix, or an ep.Tensor
-    with a level that is not dense), as scipy's product of two sparse matrices is,
+    when every operand is sparse (a scipy.sparse array or matrix, a pydata sparse
+    array whose fill value is 0, or an ep.Tensor with a level that is not dense),
+    as scipy's product of two sparse matrices is,
     or when a sparse operand holds exactly the result's indices (the result is
     zero wherever it is: `A.multiply(d)`, a row or column scaling, SDDMM's
     `ij,ik,jk->ij`); else "dense" (`A @ X` with X dense, and a vector or scalar
@@ -139,9 +144,12 @@ def default_output(parts) -> str:
 
 
 def _sparse(x) -> bool:
-    """A scipy.sparse operand, or an ep.Tensor with a level that is not dense."""
+    """A scipy.sparse operand, a pydata one whose fill value is 0, or an ep.Tensor
+    with a level that is not dense."""
     if type(x) is Tensor:
         return not x.format.is_dense
+    if foreign.kind(x) == "pydata":
+        return bool(x.fill_value == 0)
     return is_scipy_sparse(x) and hasattr(x, "format")
 
 
