@@ -156,7 +156,7 @@ def _input(step, ffi, source=-1, casts=None, at=None):
     if type(step) is ShapeStep:
         return _shape(step, at or {})
     if type(facts) is CooFacts:
-        return (3, sys.intern(facts.name), facts.kind, facts.dtype.num, facts.idx.num, 2,
+        return (3, sys.intern(facts.name), facts.kind, facts.dtype.num, facts.idx.num, len(facts.dims),
                 int(facts.nan), int(facts.pydata), facts.lo_n, facts.hi_n, facts.dims,
                 facts.at, facts.fill, None, (),
                 0 if facts.check is None else int(ffi.cast("uintptr_t", facts.check)), source)

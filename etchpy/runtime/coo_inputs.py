@@ -16,6 +16,7 @@ may have been written since the last one (proofs_notes/call_plans.md).
     arrays(value)            (coordinate arrays, values) of a coo input, else None
     check(coords, shape)     0 in order, 4 out of range, 5 unsorted or repeated;
                              None without a compiler or for arrays it does not take
+    entry(dtype), entry_n(dtype)  the C checks of two modes and of any number
     as_is(value, tv, sr, fused)  its arrays when a kernel may read them as they are
     readable(coords)         1-d C-contiguous index arrays of one dtype and length
 """
@@ -172,6 +173,25 @@ def entry(dtype):
         ctype = _IDX[dtype]
         got = _entries[dtype] = (getattr(lib.lib, f"etchpy_coo2_{ctype}"),
                                  lib.ffi.typeof(f"{ctype}[]"), lib.ffi.new("int64_t *"))
+    return got
+
+
+_entries_n: dict = {}
+
+
+def entry_n(dtype):
+    """(n-mode check, cffi array type, the type of an array of coordinate pointers,
+    the library's ffi) for index dtype `dtype`, resolved once; None without a
+    compiler. The check is called as fn(pointers, order, n, sizes, where)."""
+    got = _entries_n.get(dtype)
+    if got is None:
+        lib = _library()
+        if lib is None:
+            return None
+        ctype = _IDX[dtype]
+        got = _entries_n[dtype] = (getattr(lib.lib, f"etchpy_coon_{ctype}"),
+                                   lib.ffi.typeof(f"{ctype}[]"),
+                                   lib.ffi.typeof(f"{ctype} *[]"), lib.ffi)
     return got
 
 

@@ -1,5 +1,6 @@
 """A call plan's step for a scipy coo or pydata COO input of a coo tensor of order
-2 (runtime.call_plans; plan_steps has the others): bound over its own arrays, its
+2 (runtime.call_plans; plan_steps has the others), and of any other order
+(`coo_step_n`): bound over its own arrays, its
 order checked in C on every call (coo_inputs), or not at all where the kernel
 checks as it reads, or where a coo input checked in full before it in the same
 call has the same arrays (twins.sources; proofs_notes/validation.md, "One full
@@ -85,6 +86,73 @@ def coo_step(name, value, positions, sr, types, max_bytes, fused=False):
     return step
 
 
+def coo_step_n(name, value, positions, sr, types, fused=False):
+    """coo_step for a coo input of order 1 or 3 and more (pydata COO, a scipy coo_array
+    of n axes): its coordinate arrays bound as they are, checked in C on every call
+    by coo_inputs' n-mode check (none if `fused`), type, pydata fill, dtypes, lengths,
+    the entries' and each mode's size class, NaN; else a miss. Nothing is held
+    between calls (pydata's coords hands out new views); the C binder takes it as
+    it takes an order-2 one (CooFacts of `order` dims), twins.sources does not."""
+    got = _n_slots(value, positions)
+    if got is None:
+        return None
+    order, (fn, idx_type, ptrs_type, ffi), at, slots, idx = got
+    crd_at, dims = [at[f"crd{m}"] for m in range(order)], [(p, lo, hi) for p, _, lo, hi in slots]
+    kind, pydata, fill = type(value), hasattr(value, "fill_value"), getattr(value, "fill_value", 0)
+    dtype, (lo_n, hi_n) = value.data.dtype, class_range(value.nnz)
+    val_type, from_buffer = types["val_t[]"], types["ffi"].from_buffer
+    nan, pos0, cast = not sr.allows_nan and dtype.kind == "f", [None], caster(dtype, sr)
+    fn = None if fused else fn
+
+    def step(v, args):
+        if type(v) is not kind or (pydata and v.fill_value != fill):
+            raise Miss
+        crds, data, shape = v.coords, v.data, v.shape     # pydata: rows of a 2-d array
+        n = len(data)
+        if (len(crds) != order or data.dtype != dtype or data.ndim != 1 or len(shape) != order
+                or not lo_n <= n < hi_n):
+            raise Miss
+        for c in crds:
+            if c.dtype != idx or c.shape != (n,):
+                raise Miss
+        for (_, lo, hi), size in zip(dims, shape):
+            if not lo <= size < hi:
+                raise Miss
+        data = data if cast is None else cast(data)   # a copy; InputError: a miss
+        made = [from_buffer(idx_type, c) for c in crds]     # not contiguous: a ValueError
+        if fn is not None and fn(ffi.new(ptrs_type, made), order, n,
+                                 ffi.new("int64_t[]", shape), ffi.new("int64_t *")):
+            raise Miss
+        if nan:
+            refuse_nan(data, sr, name)
+        for pos, c in (*zip(crd_at, made), *zip([p for p, _, _ in dims], shape)):
+            args[pos] = c
+        args[at["vals"]] = from_buffer(val_type, data)
+        args[at["pos0"]] = _pos0(pos0, n, from_buffer, types["idx_t[]"], idx)
+        return shape
+    step.source = [None]
+    step.binder = None if cast or order > 4 else CooFacts(   # (the binder's MAX_DIMS)
+        name, kind, pydata, fill, dtype, idx, lo_n, hi_n, nan, tuple(slots),
+        (at["pos0"], *crd_at, at["vals"]), fn)
+    return step
+
+
+def _n_slots(value, positions):
+    """(order, coo_inputs.entry_n's check, the array positions by role, the dim slots
+    by mode, the index dtype) of a coo input of order 1 or 3 and more with stored
+    entries, else None."""
+    got = coo_inputs.arrays(value)
+    order = len(got[0]) if got is not None else 0
+    check = coo_inputs.entry_n(got[0][0].dtype) if order else None
+    at = {role: pos for pos, kind, role, _ in positions if kind == "in_array"}
+    slots = sorted(dim_slots(positions, value.shape), key=lambda d: d[1])
+    roles = ["pos0", "vals"] + [f"crd{m}" for m in range(order)]
+    if (check is None or order == 2 or sorted(at) != sorted(roles) or len(slots) != order
+            or not len(got[1])):
+        return None
+    return order, check, at, slots, got[0][0].dtype
+
+
 def _pos0(cell, n, from_buffer, idx_type, idx):
     """The C argument of pos0 = [0, n], kept in `cell` for the step's next call of n."""
     pos = cell[0]
@@ -105,8 +173,9 @@ def _checked_before(o, made, args, n, shape) -> bool:
 class CooFacts(NamedTuple):
     """What a coo input's step checks, for the C binder (runtime.binder): its name,
     exact type, pydata?, fill, value and index dtypes, stored entries' class, NaN
-    refused, dim slots, the positions of pos0, crd0, crd1 and vals, and the C
-    order check (coo_inputs) it runs (None: the kernel checks as it reads)."""
+    refused, dim slots (one a mode: its order), the positions of pos0, crd0, ...,
+    and vals, and the C order check (coo_inputs) it runs: the two-mode one for
+    order 2, the n-mode one else (None: the kernel checks as it reads)."""
 
     name: str
     kind: type

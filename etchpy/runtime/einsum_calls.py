@@ -109,9 +109,9 @@ def _with_operands(key: list, operands):
             key.append((kind, x.dtype, x.shape, same_sparse(operands, k)))
         elif kind in _SCALARS or isinstance(x, np.generic):    # its type: its dtype
             key.append((kind,))
-        elif foreign.kind(x) == "pydata":   # its layout and fill (so its format) too
-            key.append((kind, x.dtype, x.shape, foreign.layout(x), bool(x.fill_value == 0),
-                        same_sparse(operands, k)))
+        elif kind.__module__.startswith("sparse.") and hasattr(x, "fill_value"):   # pydata:
+            key.append((kind, x.dtype, x.shape, getattr(x, "compressed_axes", None),  # its
+                        bool(x.fill_value == 0), same_sparse(operands, k)))   # layout, fill
         else:
             return None
     return tuple(key)

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import coo_inputs, foreign
 from .cast_steps import cast_step
-from .coo_steps import coo_step
+from .coo_steps import coo_step, coo_step_n
 from .plan_steps import dense_step, permuted, sparse_step, tensor_step, values_cast
 from .scalar_steps import SCALARS, scalar_step
 from .tensor import Tensor
@@ -49,6 +49,8 @@ def input_step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0,
         if (bound.roles["vals"] is not value.data and not values_cast(value, bound, sr)
                 or sr.dtype.kind == "b" or bound.roles["crd0"].dtype != idx_dtype):
             return None
+        if len(coo_inputs.arrays(value)[0]) != 2:
+            return coo_step_n(name, value, positions, sr, types, bound.unchecked)
         return coo_step(name, value, positions, sr, types, max_bytes, bound.unchecked)
     layout = getattr(value, "format", None)
     if layout == "gcxs":

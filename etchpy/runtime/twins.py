@@ -78,7 +78,8 @@ def _full(step):
     if type(step) is Sparse:
         return None if step.fused else ("compressed", step.idx)
     facts = getattr(step, "binder", None)
-    return ("coo", facts.idx) if type(facts) is CooFacts and facts.check is not None else None
+    return (("coo", facts.idx) if type(facts) is CooFacts and facts.check is not None
+            and len(facts.dims) == 2 else None)
 
 
 def source_lines(k, j, o, major, minor, check, nan):

@@ -19,12 +19,13 @@ sparse = pytest.importorskip("sparse")
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
 SPECS = [("ijk,jr,kr->ir", 3), ("ijk,k->ij", 3), ("ijk->", 3), ("ijk->i", 3), ("ijk->kj", 3),
-         ("ijkl,l->ijk", 4), ("i,i->", 1), ("i->i", 1), ("ij,jk->ik", 2), ("ijk,ijk->", 3)]
+         ("ijkl,l->ijk", 4), ("i,i->", 1), ("i->i", 1), ("ij,jk->ik", 2), ("ijk,ijk->", 3),
+         ("ijklm,m->i", 5)]
 
 
 def _dense_operands(spec, shape, rng):
     sizes = dict(zip(spec.split(",")[0].split("-")[0], shape))
-    sizes.update({c: 3 for c in "rk" if c not in sizes})
+    sizes.update({c: 3 for c in "rkm" if c not in sizes})
     terms = spec.split("->")[0].split(",")[1:]
     return [rng.random([sizes[c] for c in t]) for t in terms]
 
@@ -33,7 +34,7 @@ def _dense_operands(spec, shape, rng):
 @pytest.mark.parametrize("fmt", ["coo", "gcxs"])
 def test_a_pydata_operand_of_any_order_stays_sparse(spec, order, fmt):
     rng = np.random.default_rng(order)
-    shape = (5, 6, 7, 4)[:order]
+    shape = (5, 6, 7, 4, 3)[:order]
     S = sparse.random(shape, density=0.3, random_state=order, format=fmt)
     rest = _dense_operands(spec, shape, rng)
     if spec == "ijk,ijk->":

@@ -212,6 +212,60 @@ def _coo_cases(A):
 
 
 
+def _coo_n_cases(good):
+    """coo inputs of good's order (scipy's n-d coo_array) a plan must answer or miss
+    as the plan's Python does: out of order, repeated, out of range, int64, fewer."""
+    def made(change):                 # written in place after scipy's checks
+        M = good.copy()
+        M.coords = tuple(c.copy() for c in good.coords)
+        change(M.coords)
+        return M
+
+    def swap(c):
+        c[-1][[0, 1]], c[0][[0, 1]] = c[-1][[1, 0]], c[0][[1, 0]]
+
+    def repeat(c):
+        for m in range(len(c)):
+            c[m][1] = c[m][0]
+
+    def far(c):
+        c[-1][-1] = 10_000
+    wide = sp.coo_array((good.data, tuple(c.astype(np.int64) for c in good.coords)),
+                        shape=good.shape)
+    fewer = sp.coo_array((good.data[:3], tuple(c[:3] for c in good.coords)), shape=good.shape)
+    return [good, made(swap), good, made(repeat), made(far), wide, fewer, good]
+
+
+@pytest.mark.parametrize("expr, shape", [("y[i, j] = X[i, j, k] * z[k]", (5, 6, 7)),
+                                         ("y[j] = X[i, j, k, l] * z[l]", (3, 4, 2, 7)),
+                                         ("y[] = X[k] * z[k]", (7,))])
+def test_coo_inputs_of_other_orders_answer_as_the_python_plan(expr, shape):
+    """scipy and pydata coo inputs of order 1, 3 and 4 (coo_steps.coo_step_n; the
+    binder's `coo` of in->ndim modes), a sequence of good and malformed ones."""
+    on, off = _pair(expr, formats={"X": "coo"})
+    rng = np.random.default_rng(len(shape))
+    dense = rng.random(shape) * (rng.random(shape) < 0.4)
+    dense.flat[0] = dense.flat[-1] = 1.0              # an entry at each end
+    z = rng.random(shape[-1])
+    good = sp.coo_array(dense)
+    good.coords = tuple(c.astype(np.int32) for c in good.coords)
+    cases = _coo_n_cases(good)
+    sparse = pytest.importorskip("sparse")
+    S = sparse.COO.from_numpy(dense)
+    filled = sparse.COO(S.coords, S.data, shape=S.shape, fill_value=np.nan)
+    fortran = sparse.COO(np.asfortranarray(S.coords), S.data, shape=S.shape)
+    cases += [S, filled, S, fortran, S]
+    spec = "".join("ijkl"[:len(shape) - 1]) + "z," + "z->"
+    for M in cases:
+        got = _outcome_any(on, dict(X=M, z=z))
+        _same(got, _outcome_any(off, dict(X=M, z=z)))
+        if got[0] == "value":                   # and the right one
+            full = M.toarray() if sp.issparse(M) else M.todense()
+            np.testing.assert_allclose(got[1].sum(), np.einsum(spec, full, z).sum())
+    on(X=good, z=z)
+    assert type(on._plan).__name__ == "partial"
+
+
 def test_pydata_coo_inputs_answer_as_the_python_plan():
     sparse = pytest.importorskip("sparse")
     on, off = _pair(SPMV, formats={"A": "coo"})
