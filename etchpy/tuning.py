@@ -39,14 +39,12 @@ class Tuning:
     the C helpers (sorts, huge pages, marks); planning and the optimizer
     (conversions, the cost weights, the sizes guessed when none are given,
     `saturation`: an etchpy.tuning.Saturation); lazy arrays (`lazy_*`: ep.compute's
-    fusion plan); graph fixpoints (etchpy.graph's switches and
-    thresholds); calls (keep_last_call, call_plans, call_binder and the other
-    ways a call binds its inputs: runtime/). Every field, in the class body's
-    order, is listed at the end of this text.
+    fusion plan); graph fixpoints (etchpy.graph's switches and thresholds); calls
+    (keep_last_call, call_plans, call_binder and the other ways a call binds its
+    inputs: runtime/). Every field, in the class body's order, is listed at the end.
 
         >>> from etchpy.tuning import Tuning
-        >>> t = Tuning(prefetch=False, default_dim=10_000)
-        >>> t
+        >>> t = Tuning(prefetch=False, default_dim=10_000); t
         Tuning(prefetch=False, default_dim=10000)
         >>> kern = ep.compile(e, tuning=t)
     """
@@ -113,6 +111,8 @@ class Tuning:
     met_checks: bool = False          # ... an intersection's whole, a block of rows ahead
     met_prefetch: int = 0             # an intersection's rows hint the row this many on (0: off)
     entries: bool = True              # a non-unique level (coo's first) read one entry at a time (a scatter) where the output ⊕-accumulates
+    entry_chains: bool = True         # ... its walk's one float Σ into entry_chain_count accumulators (schedule.entry_chains)
+    entry_chain_count: int = 8        # ... that many (< 2: one)
     scatter_runs: bool = True         # ... adding each run of one output cell in a register
     gather_sums: bool = True          # a segment's dot with a dense vector (SpMV rows) in SIMD lanes
     plain_sum_lanes: bool = True      # ... and a plain sum of its values (row sums; with gather_sums)

@@ -80,7 +80,7 @@ class Pass:
     run: Callable
 
 
-from . import (band_rows, blas, blocks, constant_sums, counted_sums, far_rows, mesh_runs, fixed_coordinates, flat_mask, flat_walks, fuse_temps, fused_rows, gather_sums,  # noqa: E402
+from . import (band_rows, blas, blocks, constant_sums, counted_sums, entry_chains, far_rows, mesh_runs, fixed_coordinates, flat_mask, flat_walks, fuse_temps, fused_rows, gather_sums,  # noqa: E402
                guard_blocks, guard_prefetch, invariants, khatri_rao, met_prefetch, overlap_tail, phases, pieces,
                prefetch, row_blocks, row_starts, row_streams, run_lanes, run_sums, saturated_sums,
                scatter_runs,
@@ -105,6 +105,7 @@ PASSES = (
     Pass("phases", "phases", "loop", phases.run),
     Pass("unswitching", "unswitch", "loop", unswitch.run),
     Pass("constant sums", "constant_sums", "loop", constant_sums.run),
+    Pass("entry chains", "entry_chains", "loop", entry_chains.run),
     Pass("run sums", "runs", "loop", run_sums.run),
     Pass("pieces", "pieces", "loop", pieces.run),
     Pass("saturated sums", "saturated_sums", "loop", saturated_sums.run),
