@@ -77,9 +77,11 @@ def test_an_operand_changed_in_place_is_read_again_or_refused():
     S.coords[:, [0, -1]] = S.coords[:, [-1, 0]]         # out of order, flags now stale
     np.testing.assert_allclose(ep.einsum("ijk,k->ij", S, x), np.einsum("ijk,k->ij",
                                                                       S.todense(), x))
+    np.testing.assert_allclose(ep.einsum("ijk->", S), S.data.sum())
     S.coords[2, 0] = 6                                  # outside mode 2
-    with pytest.raises(ep.InputError, match="T0"):
-        ep.einsum("ijk,k->ij", S, x)
+    for spec, more in (("ijk,k->ij", [x]), ("ijk->", [])):  # (a total reads no coordinate)
+        with pytest.raises(ep.InputError, match="T0"):
+            ep.einsum(spec, S, *more)
 
 
 def test_a_result_of_two_indices_out_of_sparse_operands_is_csr():
