@@ -19,7 +19,8 @@ names the output. Whitespace is ignored.
   without '...' is refused when the operands have ellipsis dimensions.
 
 Each operand becomes the tensor `T<k>`: csr / csc / coo when it is a scipy.sparse
-matrix in that layout, coo when it is a pydata `sparse` array whose fill value is 0
+matrix in that layout (csr for scipy's dia, bsr, lil and dok, which runtime.convert
+makes csr each call, warned), coo when it is a pydata `sparse` array whose fill value is 0
 (any order; the caller reads a 2-d one as scipy's), an `ep.Tensor` keeps its
 format, anything else is dense.
 A 2-d sparse operand whose layout no loop order could walk together with the
@@ -44,7 +45,8 @@ from .nodes import Expr, Index, TensorVar
 
 __all__ = ["Einsum", "einsum_expr", "einsum_parts"]
 
-_SPARSE_FORMATS = {"csr": "csr", "csc": "csc", "coo": "coo"}
+_SPARSE_FORMATS = {"csr": "csr", "csc": "csc", "coo": "coo",   # scipy's layouts: as they are,
+                   "dia": "csr", "bsr": "csr", "lil": "csr", "dok": "csr"}   # or as csr
 ELLIPSIS = "..."
 
 Item = tuple[str, int]   # (a letter or ELLIPSIS, its position in the spec)

@@ -113,7 +113,10 @@ def _dense_layout(array, mode_order, sr, fmt=None) -> Parts:
 def from_scipy(m, format, sr, name) -> Parts:
     """From a scipy.sparse matrix or array (csr, csc, coo; dia as uniform_band (or
     banded, structured_inputs.dia_format) and bsr as
-    blocks by default, runtime.structured_inputs; others via coo), validated."""
+    blocks by default, runtime.structured_inputs; others via coo), validated. A dia,
+    bsr, lil or dok matrix asked for as csr or csc under a semiring whose zero is 0
+    is made so by scipy's own conversion (an O(entries) pass in C; its explicit
+    zeros, which scipy may drop, read as the zero they are), then checked as csr."""
     import scipy.sparse as sp   # lazily: scipy.sparse is heavy to import
 
     if not sp.issparse(m):
@@ -121,6 +124,12 @@ def from_scipy(m, format, sr, name) -> Parts:
                          f"or array, got {type(m).__name__}")
     if m.format in ("csr", "csc") and m.ndim == 2:
         return _from_scipy_compressed(m, format or m.format, sr, name)
+    layout = _compressed(format)
+    if layout and m.format in ("dia", "bsr", "lil", "dok") and sr.zero == 0:
+        if m.format in ("dia", "bsr"):      # (scipy's conversion trusts their arrays)
+            m = checked_scipy(m, f"tensor {name!r} (scipy {m.format} input)")
+        return _from_scipy_compressed(m.tocsr() if layout == "csr" else m.tocsc(), layout,
+                                      sr, name)
     if m.format in ("dia", "bsr"):             # runtime.structured_inputs
         m = checked_scipy(m, f"tensor {name!r} (scipy {m.format} input)")
         fmt = Format.parse(format or (dia_format(m) if m.format == "dia" else "blocks"), 2)
@@ -131,6 +140,14 @@ def from_scipy(m, format, sr, name) -> Parts:
     if m.format != "coo":
         m = m.tocoo()
     return _from_scipy_coo(m, format or "coo", sr, name)
+
+
+def _compressed(format) -> str | None:
+    """"csr" or "csc" when `format` (a name or Format) is that 2-d format, else None."""
+    for name in ("csr", "csc"):
+        if format is not None and Format.parse(format, 2) == Format.named(name, 2):
+            return name
+    return None
 
 
 def _from_scipy_compressed(m, format, sr, name) -> Parts:

@@ -1,6 +1,8 @@
 """ep.einsum on operand kinds and forms beside the matmul and numpy dispatch of
 tests/api/test_einsum_calls.py: scalar operands keyed by type, dot products along
 a trailing batch run by the compiled kernel."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -39,3 +41,28 @@ def test_dot_products_along_a_trailing_batch_are_not_matmul(spec, shapes, produc
     parts = einsum_parts(spec, ops)
     assert (recipe(parts.names, [ix.name for ix in parts.out], shapes) is not None) == product
     np.testing.assert_allclose(ep.einsum(spec, *ops), np.einsum(spec, *ops))
+
+
+def _zeros(layout):
+    """A 3×3 matrix with an explicit 0 on a stored diagonal, in `layout`."""
+    Z = sp.dia_array((np.array([[0.0, 1.0, 2.0], [3.0, 0.0, 5.0]]), [0, 1]), shape=(3, 3))
+    return Z.asformat(layout)
+
+
+@pytest.mark.parametrize("layout", ["dia", "bsr", "lil", "dok"])
+def test_scipys_other_layouts_are_read_as_csr_never_made_dense(layout):
+    """A scipy dia (what `sp.diags` returns), bsr, lil or dok operand is a csr tensor,
+    made csr by scipy's own conversion each call (warned), never a dense one: a
+    tridiagonal matrix of 2e5 rows (320 GB dense) runs; explicit zeros on a stored
+    diagonal read as what they are under min_plus (the semiring's own path)."""
+    n = 200_000 if layout in ("dia", "bsr") else 2_000
+    D = sp.diags_array([-1.0, 2.0, -1.0], offsets=[-1, 0, 1], shape=(n, n)).asformat(layout)
+    x = np.random.default_rng(0).random(n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ep.PerformanceWarning)   # (converted each call)
+        np.testing.assert_allclose(ep.einsum("ij,j->i", D, x), D @ x)
+        got = ep.einsum("ij,j->i", Z := _zeros(layout), np.ones(3), semiring="min_plus")
+    i, j = ep.indices("i j")
+    want = ep.evaluate(ep.sum(j, ep.tensor("A", 2, format="csr")[i, j] * ep.tensor("x", 1)[j]),
+                       semiring="min_plus", backend="reference", A=Z, x=np.ones(3))
+    np.testing.assert_allclose(got, want)

@@ -36,8 +36,11 @@ def test_einsum_matmul_formats():
     expr, out, ops = einsum_expr("ij,jk->ik", [A, B])
     assert expr == ep.sum(j, T(0, 2, "csc")[i, j] * T(1, 2, "coo")[j, k])
     assert out == (i, k)
-    # other scipy.sparse formats and array-likes are "dense"
-    expr, _, _ = einsum_expr("ij", [sp.lil_matrix((2, 2))])
+    # scipy's other layouts are read as csr (made so each call), array-likes dense
+    for other in (sp.lil_matrix((2, 2)), sp.dia_array((2, 2)), sp.bsr_array((2, 2))):
+        expr, _, _ = einsum_expr("ij", [other])
+        assert expr.tensor.format == ep.Format.named("csr", 2)
+    expr, _, _ = einsum_expr("ij", [[[1.0, 2.0], [3.0, 4.0]]])
     assert expr.tensor.format == ep.Format.named("dense", 2)
     expr, _, _ = einsum_expr("ij", [sp.csr_array((2, 2))])
     assert expr.tensor.format == ep.Format.named("csr", 2)
