@@ -145,7 +145,7 @@ def from_scipy(m, format, sr, name) -> Parts:
 def _compressed(format) -> str | None:
     """"csr" or "csc" when `format` (a name or Format) is that 2-d format, else None."""
     for name in ("csr", "csc"):
-        if format is not None and Format.parse(format, 2) == Format.named(name, 2):
+        if format == name or format == Format.named(name, 2):   # (any order: no parse)
             return name
     return None
 

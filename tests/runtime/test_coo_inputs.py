@@ -234,3 +234,18 @@ def test_pydata_gcxs_is_bound_as_scipy_would_be_and_planned(fmt):
         kern(A=G, x=x)
     other = sparse.GCXS(M.toarray(), compressed_axes=(1,) if fmt == "csr" else (0,))
     np.testing.assert_allclose(kern(A=other, x=x), M @ x)   # the other layout: converted
+
+
+@pytest.mark.parametrize("n", [0, 5])
+def test_a_scipy_coo_of_three_axes_converts_to_any_coo_layout(n):
+    """Tensor.from_scipy of an n-d coo_array into coo formats of its order, the mode
+    order permuted too (convert.from_scipy asks whether a format is csr or csc
+    without parsing it as a 2-d one)."""
+    rng = np.random.default_rng(n)
+    flat = np.sort(rng.choice(5 * 6 * 7, n, replace=False))
+    coords = tuple(c.astype(np.int32) for c in np.unravel_index(flat, (5, 6, 7)))
+    S = sp.coo_array((rng.random(n), coords), shape=(5, 6, 7))
+    fmt = ep.Format.named("coo", 3)
+    for layout in (fmt, ep.Format(list(fmt.levels), mode_order=(1, 2, 0))):
+        t = ep.Tensor.from_scipy(S, layout)
+        np.testing.assert_allclose(t.to_dense(), S.toarray())
