@@ -159,40 +159,35 @@ def _library():
 
 
 _entries: dict = {}
+_entries_n: dict = {}
+
+
+def _resolved(table: dict, dtype, make):
+    """table[dtype], made once by make(library, C index type); None without a compiler."""
+    got = table.get(dtype)
+    if got is None:
+        lib = _library()
+        if lib is None:
+            return None
+        got = table[dtype] = make(lib, _IDX[dtype])
+    return got
 
 
 def entry(dtype):
     """(order-2 check, cffi array type, where cell) for index dtype `dtype`, resolved
     once; None without a compiler. The where cell is per thread of use: callers
     read it only after a nonzero code, and only for messages."""
-    got = _entries.get(dtype)
-    if got is None:
-        lib = _library()
-        if lib is None:
-            return None
-        ctype = _IDX[dtype]
-        got = _entries[dtype] = (getattr(lib.lib, f"etchpy_coo2_{ctype}"),
-                                 lib.ffi.typeof(f"{ctype}[]"), lib.ffi.new("int64_t *"))
-    return got
-
-
-_entries_n: dict = {}
+    return _resolved(_entries, dtype, lambda lib, t: (
+        getattr(lib.lib, f"etchpy_coo2_{t}"), lib.ffi.typeof(f"{t}[]"), lib.ffi.new("int64_t *")))
 
 
 def entry_n(dtype):
     """(n-mode check, cffi array type, the type of an array of coordinate pointers,
     the library's ffi) for index dtype `dtype`, resolved once; None without a
     compiler. The check is called as fn(pointers, order, n, sizes, where)."""
-    got = _entries_n.get(dtype)
-    if got is None:
-        lib = _library()
-        if lib is None:
-            return None
-        ctype = _IDX[dtype]
-        got = _entries_n[dtype] = (getattr(lib.lib, f"etchpy_coon_{ctype}"),
-                                   lib.ffi.typeof(f"{ctype}[]"),
-                                   lib.ffi.typeof(f"{ctype} *[]"), lib.ffi)
-    return got
+    return _resolved(_entries_n, dtype, lambda lib, t: (
+        getattr(lib.lib, f"etchpy_coon_{t}"), lib.ffi.typeof(f"{t}[]"),
+        lib.ffi.typeof(f"{t} *[]"), lib.ffi))
 
 
 def arrays(value):
