@@ -15,7 +15,7 @@ the modules inside may be split or renamed without touching the importers.
 from .analysis import (arrays_loaded_at, arrays_written, assume, declared_in, loose_breaks,
                        most_on_a_path,
                        map_parts, names_used, parts, rename, replaced, scalars_assigned,
-                       seq_parts, statements, substitute, subterms)
+                       seq_parts, spliced, statements, substitute, subterms)
 from .construct import (add, and_, eq, if_, incr, le, lt, max_, min_, min_bound, mul, not_,
                         or_, select, seq, sort_bits_words, sum_bound)
 from .interp import ImpRuntimeError, Machine
@@ -40,6 +40,6 @@ __all__ = [
     "seq", "if_", "and_", "or_", "not_", "add", "mul", "lt", "le", "eq", "max_", "min_",
     "select", "incr", "min_bound", "sum_bound", "sort_bits_words",
     # names, analysis, interpreter, listing
-    "Names", "Param", "statements", "seq_parts", "most_on_a_path", "subterms", "parts", "map_parts", "substitute", "rename", "replaced", "assume", "arrays_loaded_at",
+    "Names", "Param", "statements", "seq_parts", "spliced", "most_on_a_path", "subterms", "parts", "map_parts", "substitute", "rename", "replaced", "assume", "arrays_loaded_at",
     "names_used", "declared_in", "loose_breaks", "scalars_assigned", "arrays_written", "Machine", "ImpRuntimeError", "show",
 ]

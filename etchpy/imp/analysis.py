@@ -64,6 +64,12 @@ def seq_parts(s) -> tuple:
     return s.stmts if isinstance(s, Seq) else (s,)
 
 
+def spliced(s) -> list:
+    """The statements s runs one after another, nested Seqs spliced (a Seq's parts'
+    own parts, all the way down), else [s]."""
+    return [u for part in s.stmts for u in spliced(part)] if isinstance(s, Seq) else [s]
+
+
 def most_on_a_path(s, hit) -> int:
     """The most statements inside s (s included) for which hit(statement) holds
     that one pass through s's structure runs: a Seq adds its parts', an If

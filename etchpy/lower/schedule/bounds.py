@@ -101,10 +101,8 @@ def slice_init(init, expr) -> imp.Stmt:
     slice over its top-level assignments (other statements are kept whole). A
     bound read right after a stream's init needs its segment ends, not the
     rest of its state (A∘B's gallop flag), which would be set and never read."""
-    def flat(s):
-        return [u for t in s.stmts for u in flat(t)] if isinstance(s, imp.Seq) else [s]
     need, kept = imp.names_used(expr), []
-    for st in reversed(flat(init)):
+    for st in reversed(imp.spliced(init)):
         if isinstance(st, Assign) and st.name not in need:
             continue
         kept.append(st)

@@ -83,7 +83,7 @@ def _one(stmts, i):
     c, e, q = first.name, end.name, first.value
     if end.value != imp.add(q, imp.ONE) or loop.cond != Bin("<", Var(c), Var(e)):
         return None
-    body = walk_chains._flat(loop.body)
+    body = imp.spliced(loop.body)
     if not body or body[-1] != Assign(c, imp.add(Var(c), imp.ONE)):
         return None
     inner = Seq(tuple(body[:-1]))

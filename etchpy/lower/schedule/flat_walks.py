@@ -44,7 +44,7 @@ def flattened(s) -> streams.Stream | None:
         return None
     c = Var(counter.name)
     opens = (Assign(walk.q, Load(walk.pos, c)), Assign(walk.end, Load(walk.pos, imp.add(c, ONE))))
-    stmts = _flat_seq(child.init)
+    stmts = imp.spliced(child.init)
     if not all(a in stmts for a in opens):
         return None
     rows = (counter.first, counter.end)
@@ -61,12 +61,6 @@ def flattened(s) -> streams.Stream | None:
     keep = child.facts.keep(Segment, streams.Most, streams.Extent, streams.Ahead)
     return child.derive(keep.add(replace(walk, rows=rows), count), init=init)
 
-
-def _flat_seq(stmt) -> list:
-    """The statements of a sequence, nested sequences spliced."""
-    if isinstance(stmt, imp.Seq):
-        return [u for x in stmt.stmts for u in _flat_seq(x)]
-    return [stmt]
 
 
 def _names_read(child) -> set[str]:

@@ -100,18 +100,13 @@ def _row_loop(before, loop: While, starts, names, flat: bool):
             pass
         case _:
             return loop
-    decls, row = [], Seq(_flat(body)) if flat else body
+    decls, row = [], Seq(tuple(imp.spliced(body))) if flat else body
     for pos in sorted(starts):
         while (walk := carried(row, pos, Var(c), arms=True)) is not None:
             row = carry_walk(row, walk, at := names.fresh(f"{c}_from"))
             decls.append(Decl(at, "index", _first(before, c, bound, pos)))
     return Seq((*decls, replace(loop, body=row))) if decls else loop
 
-
-def _flat(body) -> tuple:
-    """body's statements in order, the parts of its Seqs' Seqs among them."""
-    return tuple(u for p in imp.seq_parts(body)
-                 for u in (_flat(p) if isinstance(p, Seq) else (p,)))
 
 
 def _first(before, c: str, bound, pos: str):

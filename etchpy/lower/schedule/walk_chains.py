@@ -54,10 +54,6 @@ def chain(node, k: int, names, zero):
     return imp.map_parts(node, lambda x: chain(x, k, names, zero))
 
 
-def _flat(s) -> list:
-    return [u for part in s.stmts for u in _flat(part)] if isinstance(s, Seq) else [s]
-
-
 def summed_walk(loop: While):
     """(q, e, acc, the body's statements but q's step) of a loop `chained`
     takes, else None."""
@@ -66,7 +62,7 @@ def summed_walk(loop: While):
             pass
         case _:
             return None
-    stmts = _flat(loop.body)
+    stmts = imp.spliced(loop.body)
     if not stmts or stmts[-1] != Assign(q, imp.add(Var(q), imp.ONE)):
         return None
     body = stmts[:-1]
