@@ -88,9 +88,7 @@ class Tuning:
     first_store: bool = True          # a dense workspace's first touch stores (0 ⊕ v = v)
     kept_workspaces: bool = True      # a dense workspace's arrays (zero after its flush) kept
     empty_rows_back: bool = True      # a flush that moves nothing takes back its parent position
-    zero_on_append: bool = True       # a sparse output's dense-tail value blocks taken unzeroed
-                                      # (kept blocks reused), each zeroed as its position is
-                                      # appended (off: the whole capacity zeroed up front)
+    zero_on_append: bool = True       # a sparse output's dense-tail value blocks taken unzeroed, each zeroed as its position is appended
     conversions: bool = True          # also convert an input when priced cheaper (C inputs change); one no order walks as declared is too
     fused_checks: bool = True         # a scipy csr/csc input walked linearly: checked by its reads
     check_count_once: bool = True     # ... bad coordinates counted once, tested after the loops
@@ -129,6 +127,8 @@ class Tuning:
                                       # per pair, marker or not, from the fibre statistics
     map_temps: bool = True            # a libm map of dense inputs a step reaches >= map_temp_ratio times its cells: a temporary (plan.map_temps)
     map_temp_ratio: float = 2.0
+    stacked_rows: bool = True         # a dense Σ over a leading axis into a vector: stacked_row_count rows a pass over it (schedule.stacked_rows)
+    stacked_row_count: int = 4        # ... that many (< 2: one; ⊕ regrouped)
     hoist_invariants: bool = True     # a value a loop does not change (a row's factor) computed before it (schedule.invariants)
     hoist_probes: bool = True         # a located factor that is zero unless a test holds (a marker probe) tests once above the loops below
     hoist_row_tests: bool = True      # ... joined by `&` with the walked operand's own test

@@ -24,7 +24,7 @@ whose `run` gives statements wins; where none does, the driver emits the plain
 loop. A new pass is a module here, a `Pass` in `PASSES` and a Tuning switch.
 The program point's passes (guarded fibres' prefetch, flat sums' tests as a
 mask, a scatter's runs in a register, gathered sums, the size switch, gathered values' prefetch, far rows' values, threads only for work that
-pays, dense stores' last block overlapped, rows' starts carried, values a loop does not change
+pays, dense stores' last block overlapped, rows' starts carried, a dense Σ over a leading axis a few rows a pass, values a loop does not change
 computed before it) rewrite the whole program
 once it is lowered (lower.driver.lower_plan); the checks fused into a kernel's reads (fused_checks)
 make a variant of the whole program, which the pipeline declares
@@ -84,7 +84,7 @@ from . import (band_rows, blas, blocks, constant_sums, counted_sums, entry_chain
                guard_blocks, guard_prefetch, invariants, khatri_rao, met_prefetch, overlap_tail, phases, pieces,
                prefetch, row_blocks, row_starts, row_streams, run_lanes, run_sums, saturated_sums,
                scatter_runs,
-               size_switch, thread_work, threads, unswitch, value_prefetch, window_blocks,
+               size_switch, stacked_rows, thread_work, threads, unswitch, value_prefetch, window_blocks,
                window_walks)  # they need no name above
 
 PASSES = (
@@ -128,6 +128,7 @@ PASSES = (
          lambda prog, semiring, tuning: thread_work.run(prog, tuning)),
     Pass("dense stores' last block overlapped", "overlap_tail", "program", overlap_tail.run),
     Pass("rows' starts carried", "carry_row_start", "program", row_starts.run),
+    Pass("stacked rows", "stacked_rows", "program", stacked_rows.run),
     Pass("values a loop does not change before it", "hoist_invariants", "program", invariants.run),
 )
 
