@@ -115,8 +115,7 @@ class Tuning:
     gather_sums: bool = True          # a segment's dot with a dense vector (SpMV rows) in SIMD lanes
     plain_sum_lanes: bool = True      # ... and a plain sum of its values (row sums; with gather_sums)
     plain_sum_from: int = 5           # ... in lanes where rows of one length are this long (ragged ones: all)
-    carry_row_start: bool = True      # a serial row loop's walk starts where the last row's ended
-                                      # (a register, not a load of pos[c]: schedule.row_starts)
+    carry_row_start: bool = True      # a serial row loop's walk starts where the last row's ended (a register, not a load of pos[c]: schedule.row_starts)
     carry_checked_start: bool = False  # ... in the build with fused checks too (after a block's pass)
     fp_contract: bool = True          # a float kernel's multiply-adds contracted into FMA where the target has them (a pragma heading its C)
     size_switch: bool = True          # a walked level's size test (prefetch?) made before loops
@@ -129,6 +128,7 @@ class Tuning:
     map_temp_ratio: float = 2.0
     stacked_rows: bool = True         # a dense Σ over a leading axis into a vector: stacked_row_count rows a pass over it (schedule.stacked_rows)
     stacked_row_count: int = 4        # ... that many (< 2: one; ⊕ regrouped)
+    stacked_row_from: int = 128       # ... where a row (the vector) is this long (0: any)
     hoist_invariants: bool = True     # a value a loop does not change (a row's factor) computed before it (schedule.invariants)
     hoist_probes: bool = True         # a located factor that is zero unless a test holds (a marker probe) tests once above the loops below
     hoist_row_tests: bool = True      # ... joined by `&` with the walked operand's own test

@@ -9,12 +9,14 @@ scalar declarations that do not read i; g does not read i; v reads i; every
 expression pure; D and E changed by nothing in the loop and E not a constant; out read
 nowhere in it) becomes, with k = tuning.stacked_row_count,
 
-    while (i + k - 1 < D) { inits; while (j < E) { decls; out[g] ⊕= (v[i] ⊕ v[i+1]) ⊕ ...;
-                                                   j := j + 1 }; i := i + k }
-    the loop as it was (the last rows, fewer than k)
+    if (W <= E)
+        while (i + k - 1 < D) { inits; while (j < E) { decls; out[g] ⊕= (v[i] ⊕ v[i+1]) ⊕ ...;
+                                                       j := j + 1 }; i := i + k }
+    the loop as it was (the last rows, fewer than k; all of them where E < W)
 
 Each pass reads k rows of the operands against one load and one store of out[g] (the
-operands' streams, k at once, are what a pass costs once they come from memory). The
+operands' streams, k at once, are what a pass costs once they come from memory; W =
+tuning.stacked_row_from, 0: any E: shorter rows, read from cache, ran slower stacked). The
 same terms are ⊕-added into the same cells; only their grouping changes, as ⊕ is
 associative (a real sum may round differently, as walk chains do):
 proofs_notes/stacked_rows.md. An E that is a constant (a register block's width) is
@@ -24,7 +26,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ... import imp
-from ...imp import Accum, Assign, Bin, Comment, Const, Decl, Load, Ring, Var, While, seq
+from ...imp import Accum, Assign, Bin, Comment, Const, Decl, If, Load, Ring, Var, While, le, seq
 from .overlap_tail import _PURE
 
 
@@ -38,7 +40,10 @@ def run(prog, semiring, tuning):
                                if isinstance(s, While) and _shape(s) is not None))
     body = prog.body
     for loop in found:
-        body = imp.replaced(body, loop, seq(_stacked(loop, k), loop))
+        stacked = _stacked(loop, k)
+        if tuning.stacked_row_from > 0:     # the row's length: the inner loop's end
+            stacked = If(le(Const(tuning.stacked_row_from), _shape(loop)[3].cond.b), stacked)
+        body = imp.replaced(body, loop, seq(stacked, loop))
     return prog if not found else replace(prog, body=body)
 
 

@@ -3,7 +3,8 @@ dense Σ over a leading axis into a vector adds stacked_row_count rows a pass; i
 answers as numpy for every row count around the stack (0 to 9 rows, so every
 remainder), for sums of products, column sums, a three-axis sum and a matrix times a
 vector from the left, under real, integer and min-plus, with index names the C uses;
-the switch off or a count below 2 keeps one row a pass; loops that read what they
+the switch off or a count below 2 keeps one row a pass, and rows shorter than
+stacked_row_from run one a pass; loops that read what they
 add into, whose stored cell moves with the row, whose width is a constant or whose
 rows' bounds change are left alone; the rewritten loop run by the Imp interpreter
 adds what the loop adds (proofs_notes/stacked_rows.md)."""
@@ -19,6 +20,7 @@ from etchpy.tuning import DEFAULT
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 STACK = "rows of the Σ over"
+ANY = DEFAULT.with_(stacked_row_from=0)     # rows of any length stacked
 pos, row, n = ep.indices("pos row n")
 
 
@@ -34,13 +36,13 @@ def test_a_sum_of_products_over_the_rows_answers_as_numpy(rows, semiring):
     rng = np.random.default_rng(rows)
     a, b = (_dense(s, (rows, 13), rng, semiring) for s in "ab")
     A, B = ep.tensor("A", 2, format="dense"), ep.tensor("B", 2, format="dense")
-    kern = ep.compile(ep.sum(pos, A[pos, row] * B[pos, row]), semiring=semiring)
+    kern = ep.compile(ep.sum(pos, A[pos, row] * B[pos, row]), semiring=semiring, tuning=ANY)
     assert STACK in kern.c_source
     got = np.asarray(kern(A=a, B=b))
     want = (a + b).min(axis=0, initial=np.inf) if semiring == "min_plus" else (a * b).sum(axis=0)
     assert np.allclose(got, want)
     off = ep.compile(ep.sum(pos, A[pos, row] * B[pos, row]), semiring=semiring,
-                     tuning=DEFAULT.with_(stacked_rows=False))
+                     tuning=ANY.with_(stacked_rows=False))
     assert STACK not in off.c_source and np.allclose(np.asarray(off(A=a, B=b)), want)
 
 
@@ -49,13 +51,14 @@ def test_a_column_sum_a_three_axis_sum_and_x_times_a_matrix(shape):
     rng = np.random.default_rng(1)
     a, x = rng.random(shape[:2]), rng.random(shape[0])
     A, X = ep.tensor("A", 2, format="dense"), ep.tensor("x", 1, format="dense")
-    assert np.allclose(ep.evaluate(ep.sum(n, A[n, row]), A=a), a.sum(0))
-    tuning = DEFAULT.with_(blas=False)
+    assert np.allclose(ep.evaluate(ep.sum(n, A[n, row]), A=a, tuning=ANY), a.sum(0))
+    tuning = ANY.with_(blas=False)
     xa = ep.compile(ep.sum(n, X[n] * A[n, row]), tuning=tuning)
     assert STACK in xa.c_source and np.allclose(xa(x=x, A=a), x @ a)
     t = rng.random(shape)
     T = ep.tensor("T", 3, format="dense")
-    assert np.allclose(ep.evaluate(ep.sum((n, pos), T[n, pos, row]), T=t), t.sum((0, 1)))
+    assert np.allclose(ep.evaluate(ep.sum((n, pos), T[n, pos, row]), T=t, tuning=ANY),
+                       t.sum((0, 1)))
 
 
 def test_the_count_decides_how_many_rows_a_pass():
@@ -64,9 +67,21 @@ def test_the_count_decides_how_many_rows_a_pass():
     rng = np.random.default_rng(2)
     a, b = rng.random((11, 5)), rng.random((11, 5))
     for k in (1, 2, 3, 8):
-        kern = ep.compile(e, tuning=DEFAULT.with_(stacked_row_count=k))
+        kern = ep.compile(e, tuning=ANY.with_(stacked_row_count=k))
         assert (f"{k} {STACK}" in kern.c_source) == (k >= 2)
         assert np.allclose(kern(A=a, B=b), (a * b).sum(0))
+
+
+@pytest.mark.parametrize("width", [127, 128, 300])
+def test_rows_shorter_than_stacked_row_from_run_one_a_pass(width):
+    """The stacked loop runs only where a row is stacked_row_from long (the default
+    tuning's test, in the C); both ways answer as numpy."""
+    A, B = ep.tensor("A", 2, format="dense"), ep.tensor("B", 2, format="dense")
+    kern = ep.compile(ep.sum(pos, A[pos, row] * B[pos, row]))
+    assert f"if ({DEFAULT.stacked_row_from} <= " in kern.c_source
+    rng = np.random.default_rng(width)
+    a, b = rng.random((7, width)), rng.random((7, width))
+    assert np.allclose(kern(A=a, B=b), (a * b).sum(0))
 
 
 def _loop(value, index=Var("j"), end=Var("m"), dim=Var("d")):
