@@ -14,9 +14,10 @@ for float64 and float32) when
   (einsum's names b0, b1, ...),
 - the output is the batch indices, then one operand's free indices, then the
   other's (the operands are swapped when the second's come first),
-- a product without free indices (dot products along the batch) has its batch
-  indices leading in each operand: `ij,ij->j` would be matmul over strided
-  columns, slower than one row-order walk (the compiled kernel's).
+- the product has a free index: one without (a batch of dot products, `ij,ij->i`,
+  `ij,ij->j`) runs the compiled kernel, whose one row-order walk beats matmul's
+  batch of 1×k by k×1 products (0.4–0.8× `np.einsum` where matmul read 0.5–1.5×)
+  and its strided columns where the batch trails.
 
 A left operand (free..., contracted) of several free axes times a right matrix
 (contracted, free) or vector, both as they are, is `numpy.matmul` of the two as
@@ -157,9 +158,8 @@ def recipe(names, out, shapes) -> Matmul | None:
         swap = True
     else:
         return None
-    if batch and not free[0] and not free[1] and any(n[:len(batch)] != tuple(batch)
-                                                     for n in names):
-        return None                 # dot products along a batch that is not leading
+    if batch and not free[0] and not free[1]:
+        return None                 # a batch of dot products: the kernel's walk
     size = {c: n for nm, sh in zip(names, shapes) for c, n in zip(nm, sh)}
     left, right = (1, 0) if swap else (0, 1)
     fl, fr = free[left], free[right]
