@@ -95,7 +95,7 @@ def _strips(em, s, ctx, r, w: int) -> imp.Stmt | None:
     body = em.with_target(BlockTarget(blk, r, Var(k0))).emit(s, ctx)
     test = lt(Var(c.name), c.end)
     loops = [x for x in imp.subterms(body) if isinstance(x, While) and x.cond == test]
-    if len(loops) != 1 or imp.arrays_written(body) != {blk}:
+    if len(loops) != 1 or imp.arrays_written(body) != {blk} or not _shared(body, loops[0]):
         return None
     body = imp.replaced(body, loops[0], _from(loops[0], c.name, Var(k0), w))
     flush = seq(Decl(t, "index", ZERO), While(lt(Var(t), Const(w)), seq(
@@ -109,6 +109,16 @@ def _strips(em, s, ctx, r, w: int) -> imp.Stmt | None:
         imp.Comment(f"a strip of {w} values of {r} in registers"),
         imp.LocalArray(blk, w, Const(em.sr.zero, "value")), body, flush,
         Assign(k0, add(Var(k0), Const(w))))))
+
+
+def _shared(body, inner: While) -> bool:
+    """Whether the levels above r's loop read an array (a sparse row's entries, a
+    factor r does not index): the work each strip walks again for w columns at once.
+    Where every read is in r's loop (`Σ_j A[i,j,k]·B[i,j,k]`), a strip shares nothing
+    and reads each operand's rows w values apart; the row-order loop reads them
+    in order."""
+    outside = imp.replaced(body, inner, imp.Comment("r's loop"))
+    return any(isinstance(x, Load) and not x.hint for x in imp.subterms(outside))
 
 
 def _from(loop: While, c: str, k0, w: int) -> While:

@@ -168,3 +168,17 @@ def test_a_block_that_is_the_whole_output_takes_no_strips(R):
     kern = ep.compile(ep.sum(j, X[j, r] * C[j, r]), optimize=False, order=("j", "r"))
     assert "a strip of" not in kern.c_source and "(32 values) in registers" in kern.c_source
     np.testing.assert_allclose(kern(X=x, C=c), np.einsum("jr,jr->r", x, c))
+
+
+@pytest.mark.parametrize("R", [5, 13, 40])
+def test_a_nest_whose_every_read_indexes_the_block_takes_no_strips(R):
+    """Σ_j X[i,j,r]·C[i,j,r] walked (i, j, r): each output row is a block, but every
+    read indexes r, so a strip would share nothing and read the rows R values apart
+    (blocks._shared); the plain row-order loop runs. SpMM's strips (A's row read
+    above r's loop) stay, as the test above checks."""
+    X, C = ep.tensor("X", 3), ep.tensor("C", 3)
+    rng = np.random.default_rng(R)
+    x, c = rng.random((4, 6, R)), rng.random((4, 6, R))
+    kern = ep.compile(ep.sum(j, X[i, j, r] * C[i, j, r]), optimize=False, order=("i", "j", "r"))
+    assert "a strip of" not in kern.c_source
+    np.testing.assert_allclose(kern(X=x, C=c), np.einsum("ijr,ijr->ir", x, c))
