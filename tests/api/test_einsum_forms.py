@@ -32,12 +32,17 @@ def test_a_scalar_operand_is_keyed_by_its_type_and_read_each_call(scalars):
     ("ij,ij->j", ((6, 5), (6, 5)), False), ("ijk,ijk->k", ((3, 4, 5), (3, 4, 5)), False),
     ("ijk,ijk->jk", ((3, 4, 5), (3, 4, 5)), False), ("ij,ji->j", ((4, 4), (4, 4)), False),
     ("ij,ij->i", ((6, 5), (6, 5)), False), ("bij,bij->b", ((2, 3, 4), (2, 3, 4)), False),
-    ("bij,bjk->bik", ((2, 3, 4), (2, 4, 5)), True), ("bij,bj->bi", ((2, 3, 4), (2, 4)), True)])
+    ("bij,bjk->bik", ((2, 3, 4), (2, 4, 5)), True), ("bij,bj->bi", ((2, 3, 4), (2, 4)), True),
+    ("ijk,j->ik", ((3, 4, 5), (4,)), False), ("ijk,ik->j", ((3, 4, 5), (3, 5)), False),
+    ("ij,ji->", ((4, 4), (4, 4)), False), ("ijk,k->ij", ((3, 4, 5), (5,)), True),
+    ("ijk,kl->ijl", ((3, 4, 5), (5, 6)), True)])
 def test_dot_products_along_a_batch_are_not_matmul(spec, shapes, product):
     """Column sums of a product (`ij,ij->j`) as matmul would be a batch of dot products
     over strided columns, and row dot products (`ij,ij->i`) a batch of 1×k by k×1
-    products: both run the compiled kernel, which walks the rows in order; batched
-    matrix products and matrix-vector products stay matmul."""
+    products: both run the compiled kernel, which walks the rows in order; so does a
+    matrix-vector product whose operand would be copied to merge axes apart
+    (`ijk,j->ik`); batched matrix products, matrix-vector products of operands as
+    they lie and matrix products stay matmul."""
     rng = np.random.default_rng(7)
     ops = [rng.random(s) for s in shapes]
     parts = einsum_parts(spec, ops)
