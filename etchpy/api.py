@@ -331,6 +331,11 @@ def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
                 call = _calls.get((spec, a.dtype, a.shape, b.dtype, b.shape))
                 if call is not None:
                     return call(a, b)
+        elif len(operands) == 1 and type(spec) is str and type(operands[0]) is _NDARRAY:
+            a = operands[0]                             # one numpy operand: the key inline
+            call = _calls.get((spec, a.dtype, a.shape))
+            if call is not None:
+                return call(a)
         key = einsum_calls.plain_key(spec, operands)    # the default options, in few steps
     else:
         key = einsum_calls.einsum_key(spec, operands, semiring, output, backend, tuning)

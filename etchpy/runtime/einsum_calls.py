@@ -243,9 +243,17 @@ def _carrier(semiring, da, db, tuned):
     return dt
 
 
+try:        # np.einsum without its Python wrapper, which calls it for optimize=False
+    from numpy._core.multiarray import c_einsum as _c_einsum
+except ImportError:             # numpy 1.x, or a numpy that moved it: the wrapper
+    _c_einsum = np.einsum
+
+
 def numpy_call(spec, parts, operands, semiring, output, tuning):
     """numpy's einsum of `spec` on one numpy operand, for the default semiring in
-    the operand's own dtype (see the module docstring), else None."""
+    the operand's own dtype (see the module docstring), else None: its C function
+    (`c_einsum`, what np.einsum runs for optimize=False; one operand has nothing to
+    optimise) where numpy has it where numpy 2 keeps it, else np.einsum."""
     if semiring is not None or output not in (None, "dense") or len(operands) != 1:
         return None
     (a,) = operands
@@ -258,7 +266,7 @@ def numpy_call(spec, parts, operands, semiring, output, tuning):
     out = [ix.name for ix in parts.out]
     if len(set(names)) == len(names) == len(out) and not scalar:
         return methodcaller("transpose", tuple(names.index(c) for c in out))
-    return partial(np.einsum, spec)
+    return partial(_c_einsum, spec)
 
 
 def _semiring(semiring, dtype):

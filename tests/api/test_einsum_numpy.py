@@ -55,6 +55,20 @@ def test_one_operand_is_numpys_einsum(spec, shape, dtype):
     assert not isinstance(entry(spec, a), einsum_calls.KernelCall)
 
 
+def test_one_operand_calls_of_other_shapes_and_dtypes_are_keyed_apart():
+    """The inline key of one numpy operand (spec, dtype, shape) finds only its own
+    call: a new shape or dtype after a first call answers as numpy, as do a
+    scalar and an operand that is not an ndarray."""
+    rng = np.random.default_rng(5)
+    for spec in ("ii->", "ij->j", "ijk->kij"):
+        for shape in ((3, 3, 3), (4, 4, 4), (2, 2, 2)):
+            for dtype in (np.float64, np.int64, np.float32):
+                a = operand(rng, shape[:len(spec.split("->")[0])], dtype)
+                same(ep.einsum(spec, a), np.einsum(spec, a))
+    same(ep.einsum("->", np.float64(2.5)), np.einsum("->", np.float64(2.5)))
+    np.testing.assert_allclose(ep.einsum("ij->", [[1.0, 2.0], [3.0, 4.0]]), 10.0)
+
+
 def test_views_are_numpys():
     a = np.arange(12.0).reshape(3, 4)
     t = ep.einsum("ij->ji", a)
