@@ -300,15 +300,12 @@ def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
         semiring: None (default) follows the operands' dtype, as numpy does.
         output, backend, tuning: as for `evaluate`; output None (default): csr for a
             matrix out of sparse operands (einsum_calls.default_output), else dense.
-    Returns: as `evaluate`.
-    Raises: FrontendError (ExpressionTypeError) for a bad spec; InputError for shapes that disagree.
-    A call is prepared once per spec, options and operands' types, dtypes and shapes,
-    and looked up in one step after that (runtime.einsum_calls); a dense float or
-    complex product that is one matrix product (matmul, matrix-vector, batched,
-    transposed) runs as numpy's matmul unless `Tuning.blas` is off, operands of other
-    dtypes cast to the carrier (`Tuning.blas_casts`); one numpy operand under the
-    default semiring (sums over axes, transposes, diagonals) is numpy's einsum itself,
-    its views included, unless `Tuning.numpy_einsum` is off.
+    Returns: as `evaluate`. Raises: FrontendError (ExpressionTypeError) for a bad spec;
+    InputError for shapes that disagree. A call is prepared once per spec, options and
+    operands' types, dtypes and shapes, then found in one step (runtime.einsum_calls):
+    one matrix product of dense float or complex operands runs as numpy's matmul
+    (`Tuning.blas`, `blas_casts`); one numpy operand under the default semiring is
+    numpy's einsum, its views included (`Tuning.numpy_einsum`).
 
         >>> ep.einsum("ij,j->i", np.eye(2, dtype=np.float32), np.ones(2, np.float32))
         array([1., 1.], dtype=float32)
@@ -331,10 +328,8 @@ def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
                 call = _calls.get((spec, a.dtype, a.shape, b.dtype, b.shape))
                 if call is not None:
                     return call(a, b)
-        elif len(operands) == 1 and type(spec) is str and type(operands[0]) is _NDARRAY:
-            a = operands[0]                             # one numpy operand: the key inline
-            call = _calls.get((spec, a.dtype, a.shape))
-            if call is not None:
+        elif len(operands) == 1 and type(spec) is str and type(a := operands[0]) is _NDARRAY:
+            if (call := _calls.get((spec, a.dtype, a.shape))) is not None:  # the key inline
                 return call(a)
         key = einsum_calls.plain_key(spec, operands)    # the default options, in few steps
     else:
