@@ -251,9 +251,9 @@ except ImportError:             # numpy 1.x, or a numpy that moved it: the wrapp
 
 def numpy_call(spec, parts, operands, semiring, output, tuning):
     """numpy's einsum of `spec` on one numpy operand, for the default semiring in
-    the operand's own dtype (see the module docstring), else None: its C function
+    the operand's own dtype (see the module docstring), else None: numpy's C function
     (`c_einsum`, what np.einsum runs for optimize=False; one operand has nothing to
-    optimise) where numpy has it where numpy 2 keeps it, else np.einsum."""
+    optimise) where numpy keeps it in numpy._core.multiarray, else np.einsum."""
     if semiring is not None or output not in (None, "dense") or len(operands) != 1:
         return None
     (a,) = operands

@@ -17,12 +17,11 @@ for float64 and float32) when
 - a product where one side has no free index (matrix times vector) needs no
   copy: merging axes that are apart in an operand (`ijk,j->ik`'s i and k, `ijk,ik->j`'s
   i and k) copies it, which reads and writes it whole before a product that reads it
-  once; the compiled kernel walks it in place (1.3× `np.einsum` where the copy and
-  matmul read 2.2–5×),
+  once; the compiled kernel walks it in place,
 - the product has a free index: one without (a batch of dot products, `ij,ij->i`,
   `ij,ij->j`) runs the compiled kernel, whose one row-order walk beats matmul's
-  batch of 1×k by k×1 products (0.4–0.8× `np.einsum` where matmul read 0.5–1.5×)
-  and its strided columns where the batch trails.
+  batch of 1×k by k×1 products and its strided columns where the batch trails
+  (docs/performance.md, session 93).
 
 A left operand (free..., contracted) of several free axes times a right matrix
 (contracted, free) or vector, both as they are, is `numpy.matmul` of the two as
