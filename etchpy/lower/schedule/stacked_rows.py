@@ -36,13 +36,13 @@ def run(prog, semiring, tuning):
     k = tuning.stacked_row_count
     if k < 2:
         return prog
-    found = list(dict.fromkeys(s for s in imp.statements(prog.body)
-                               if isinstance(s, While) and _shape(s) is not None))
+    loops = dict.fromkeys(s for s in imp.statements(prog.body) if isinstance(s, While))
+    found = [(loop, shape) for loop in loops if (shape := _shape(loop)) is not None]
     body = prog.body
-    for loop in found:
-        stacked = _stacked(loop, k)
+    for loop, shape in found:
+        stacked = _stacked(shape, k)
         if tuning.stacked_row_from > 0:     # the row's length: the inner loop's end
-            stacked = If(le(Const(tuning.stacked_row_from), _shape(loop)[3].cond.b), stacked)
+            stacked = If(le(Const(tuning.stacked_row_from), shape[3].cond.b), stacked)
         body = imp.replaced(body, loop, seq(stacked, loop))
     return prog if not found else replace(prog, body=body)
 
@@ -87,9 +87,9 @@ def _shape(loop: While):
     return i, dim, inits, inner, decls, acc
 
 
-def _stacked(loop: While, k: int) -> While:
-    """The loop over k rows a pass (module docstring)."""
-    i, dim, inits, inner, decls, acc = _shape(loop)
+def _stacked(shape, k: int) -> While:
+    """The loop over k rows a pass (module docstring) of a loop of `_shape` shape."""
+    i, dim, inits, inner, decls, acc = shape
     terms = [imp.substitute(acc.value, i, Bin("+", Var(i), Const(t)) if t else Var(i))
              for t in range(k)]
     while len(terms) > 1:     # a balanced ⊕ of the rows' terms

@@ -112,7 +112,7 @@ def test_the_stacked_loop_runs_on_the_interpreter(k):
     """The stacked loop followed by the loop itself adds what the loop adds, for
     every row count from 0 to 3 stacks and a part."""
     loop = _loop(ROW)
-    new = seq(stacked_rows._stacked(loop, k), loop)
+    new = seq(stacked_rows._stacked(stacked_rows._shape(loop), k), loop)
     for d in range(3 * k + 2):
         outs = []
         for stmt in (loop, new):
