@@ -42,6 +42,7 @@ from .scatter import holds_every, scatters
 from ..expr.nodes import Access, Add, Expr, Lit, Map, Mul
 from ..expr.walk import accesses
 from .stats import Stats, base_name  # noqa: F401  (importers take them from here)
+from .strides import dense_inner, out_of_order, strided
 
 
 def support(e: Expr, space: frozenset, stats: Stats, independent=False) -> float:
@@ -248,7 +249,9 @@ def nest_cost(body: Expr, order, stats: Stats, independent=False,
     innermost record also pays `tuning.stride_weight` per dense operand read against
     its storage order (`strided`), and an innermost loop that reads dense operands
     only, each along its last axis, costs `tuning.contiguous_weight` per record
-    (it runs in SIMD lanes); `loose` names operands whose layout is still to
+    (it runs in SIMD lanes); a record of a dense operand whose outer axes the order
+    visits out of storage order pays `tuning.contiguous_weight` again
+    (`out_of_order`: its runs are not streamed in order); `loose` names operands whose layout is still to
     be chosen (temporaries laid out for their reader: plan.layout), not counted.
     `out` (the target's axes, when known) adds one strided access when a contracted
     index loops outside free ones spanning more than `tuning.cache_cells` cells: each
@@ -292,6 +295,7 @@ def _nest_cost(body, order, stats, independent, loose, out, outside) -> float:
         if out is not None and _revisits((*outside, *order), out, stats):
             n += 1                  # the target's cells are read back from memory
         ops += stats.tuning.stride_weight * n
+        ops += stats.tuning.contiguous_weight * out_of_order(body, order, stats, loose)
         total += stats.tuning.stride_weight * rewalks(body, order, stats, independent)
     return total + prev * ops
 
@@ -332,7 +336,7 @@ def _innermost(body, inner, loose, stats) -> tuple:
     if hit is None:
         n = 0 if inner is None else strided(body, inner, loose)
         hit = stats.nests[key] = (operations(body), n,
-                                  inner is not None and n == 0 and _dense_inner(body, inner))
+                                  inner is not None and n == 0 and dense_inner(body, inner))
     return hit
 
 
@@ -341,27 +345,6 @@ def _revisits(order, out, stats) -> bool:
     `tuning.cache_cells` target cells (each is left and come back to, from memory)?"""
     return any(v not in out and stats.full([w for w in order[k + 1:] if w in out])
                > stats.tuning.cache_cells for k, v in enumerate(order))
-
-
-def _dense_inner(body: Expr, inner: str) -> bool:
-    """Does a loop over `inner` read only dense operands (it locates, no sparse walk)?"""
-    held = [a for a in accesses(body) if any(ix.name == inner for ix in a.indices)]
-    return bool(held) and all(a.tensor.format.is_dense for a in held)
-
-
-def strided(body: Expr, inner: str, loose=frozenset()) -> int:
-    """Dense operands (tensors and temporaries, not in `loose`) that a loop over
-    `inner`, innermost, reads against their storage order: they hold `inner` but
-    not as their last stored axis, so consecutive records are far apart in memory."""
-    n = 0
-    for acc in accesses(body):
-        fmt = acc.tensor.format
-        if not fmt.is_dense or acc.tensor.name in loose:
-            continue
-        names = [ix.name for ix in acc.indices]
-        if inner in names and names[fmt.mode_order[-1]] != inner:
-            n += 1
-    return n
 
 
 def plan_cost(plan, stats: Stats | None = None) -> float:
