@@ -349,9 +349,10 @@ def _einsum_new(spec, operands, key, dot_key, semiring, output, backend, tuning)
     if key is None:
         return evaluate(parts.expr, semiring=semiring, output=output, backend=backend,
                         out_indices=parts.out, tuning=tuning, **parts.tensors)
+    kernel = partial(einsum_calls.KernelCall, partial(
+        compile, parts.expr, semiring=semiring, output=output, out_indices=parts.out,
+        tuning=tuning), parts.at)
     call = einsum_calls.numpy_call(spec, parts, operands, semiring, output, tuning) or \
-        einsum_calls.matmul_call(parts, operands, semiring, output, tuning) or \
-        einsum_calls.KernelCall(partial(compile, parts.expr, semiring=semiring, output=output,
-                                        out_indices=parts.out, tuning=tuning), parts.at)
+        einsum_calls.matmul_call(parts, operands, semiring, output, tuning, kernel) or kernel()
     _einsum_calls.put(key, call, semiring, output, tuning, dot_key=dot_key)
     return call(*operands)

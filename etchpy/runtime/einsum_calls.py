@@ -197,11 +197,13 @@ class Calls:
 _FIELDS = (semirings.real, semirings.real32, semirings.complex, semirings.complex64)
 
 
-def matmul_call(parts, operands, semiring, output, tuning):
+def matmul_call(parts, operands, semiring, output, tuning, kernel=None):
     """The product running einsum `parts` (an expr.einsum.Einsum) on `operands`
     when it is one dense real product (see the module docstring): numpy's product
     itself when it needs nothing around it (runtime.matmul's `direct`), else a
-    Matmul; either behind a `matmul.Cast` for operands of other dtypes. None
+    Matmul; either behind a `matmul.Cast` for operands of other dtypes, and behind
+    a `matmul.InOrder` running `kernel()`'s call for operands not in C order where
+    the product has a vector side and an operand more than two axes. None
     otherwise."""
     if output not in (None, "dense") or len(operands) != 2:
         return None
@@ -216,13 +218,15 @@ def matmul_call(parts, operands, semiring, output, tuning):
     if made is None:
         return None
     call = made.direct((a.ndim, b.ndim), tuned.strided_copy_bytes)
-    if a.dtype == b.dtype == carrier or (
-            type(call) is matmul.Dot and np.result_type(a.dtype, b.dtype) == carrier):
-        return call             # (ndarray.dot casts the operands to the carrier itself)
-    # cast first (numpy's matmul casts a transposed or strided operand slowly), then
-    # numpy's matmul itself (no Python frame of a Dot's own; an operand left as it
-    # is read in place when strided)
-    return matmul.Cast(carrier, np.matmul if type(call) is matmul.Dot else call)
+    if not (a.dtype == b.dtype == carrier or (
+            type(call) is matmul.Dot and np.result_type(a.dtype, b.dtype) == carrier)):
+        # cast first (numpy's matmul casts a transposed or strided operand slowly),
+        # then numpy's matmul itself (no Python frame of a Dot's own; an operand
+        # left as it is read in place when strided)
+        call = matmul.Cast(carrier, np.matmul if type(call) is matmul.Dot else call)
+    if made.vector and max(a.ndim, b.ndim) > 2 and kernel is not None:
+        return matmul.InOrder(call, kernel)
+    return call             # (ndarray.dot casts the operands to the carrier itself)
 
 
 def _carrier(semiring, da, db, tuned):

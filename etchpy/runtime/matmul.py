@@ -37,6 +37,11 @@ index, as a compiled kernel returns. An operand without free indices and no
 batch stays a vector (matmul's matrix-vector and dot forms). A recipe is made
 for fixed shapes; the caller keys it by them.
 
+A product with a vector side over an operand of more than two axes runs as
+matmul only where both operands are C-contiguous (`InOrder`): otherwise its reshape
+copies an operand the product reads once, and the compiled kernel, reading it in
+place, runs instead.
+
 A product of at most two axes each with nothing around it is `ndarray.dot`
 (numpy's matmul there, dispatched for less) through `Dot`, which turns to
 `numpy.matmul` for a matrix operand that is neither C- nor F-contiguous (a
@@ -54,20 +59,21 @@ from functools import partial
 
 import numpy as np
 
-__all__ = ["Cast", "Dot", "Matmul", "dot", "recipe"]
+__all__ = ["Cast", "Dot", "InOrder", "Matmul", "dot", "recipe"]
 
 
 class Matmul:
     """matmul(left, right) of two operands prepared by transposes and reshapes
-    (each None when not needed); `swap`: the second operand is the left one."""
+    (each None when not needed); `swap`: the second operand is the left one;
+    `vector`: one side has no free index (a matrix-vector product or a dot)."""
 
-    __slots__ = ("swap", "perm_l", "shape_l", "perm_r", "shape_r", "shape_out")
+    __slots__ = ("swap", "perm_l", "shape_l", "perm_r", "shape_r", "shape_out", "vector")
 
-    def __init__(self, swap, perm_l, shape_l, perm_r, shape_r, shape_out):
+    def __init__(self, swap, perm_l, shape_l, perm_r, shape_r, shape_out, vector=False):
         self.swap = swap
         self.perm_l, self.shape_l = perm_l, shape_l
         self.perm_r, self.shape_r = perm_r, shape_r
-        self.shape_out = shape_out
+        self.shape_out, self.vector = shape_out, vector
 
     def __call__(self, a, b):
         if self.swap:
@@ -138,6 +144,28 @@ class Cast:
         return self.product(a, b)
 
 
+class InOrder:
+    """`product(a, b)` where both operands are C-contiguous, else `kernel()(a, b)`
+    (the compiled kernel, made on first need, reads them in place): the product of
+    a Matmul that reshapes an operand of more than two axes, where one side has no
+    free index. A reshape copies an operand in another order (Fortran order, a
+    transposed or strided view), and such a product reads each operand once, so
+    the copy costs about as much again (a product of free indices on both sides
+    reads its operands many times and keeps the copy)."""
+
+    __slots__ = ("product", "kernel", "made")
+
+    def __init__(self, product, kernel):
+        self.product, self.kernel, self.made = product, kernel, None
+
+    def __call__(self, a, b):
+        if a.flags.c_contiguous and b.flags.c_contiguous:
+            return self.product(a, b)
+        if self.made is None:
+            self.made = self.kernel()
+        return self.made(a, b)
+
+
 def recipe(names, out, shapes) -> Matmul | None:
     """The Matmul computing einsum over two operands with index names `names`
     (one tuple per operand, axis order), output index names `out` and operand
@@ -179,10 +207,11 @@ def recipe(names, out, shapes) -> Matmul | None:
                                 vector=not batch and not fr, free_first=False)
     if (not batch and len(fl) > 1 and len(fr) <= 1 and len(contracted) == 1 and perm_l is None
             and perm_r is None and shape_r is None):
-        return Matmul(swap, None, None, None, None, None)     # matmul broadcasts fl[:-1]
+        return Matmul(swap, None, None, None, None, None, not fr)  # matmul broadcasts fl[:-1]
     made = _product_shape(batch, fl, fr, size)
     want = tuple(size[c] for c in out)
-    return Matmul(swap, perm_l, shape_l, perm_r, shape_r, None if made == want else want)
+    return Matmul(swap, perm_l, shape_l, perm_r, shape_r, None if made == want else want,
+                  not fl or not fr)
 
 
 def _unfit(names) -> bool:

@@ -13,7 +13,7 @@ import etchpy as ep
 from etchpy import api
 from etchpy.expr.einsum import einsum_parts
 from etchpy.runtime import einsum_calls
-from etchpy.runtime.matmul import Cast, Dot, Matmul, dot as matmul_dot, recipe
+from etchpy.runtime.matmul import Cast, Dot, InOrder, Matmul, dot as matmul_dot, recipe
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
@@ -90,6 +90,9 @@ def test_dense_real_products_run_as_matmul(spec, s0, s1, dtype):
         assert np.asarray(got).dtype == dtype
         assert np.allclose(got, want, rtol=1e-5)
     call = entry(spec, a, b)     # numpy's product itself when nothing surrounds it:
+    vector = spec in ("bij,bj->bi", "ijk,jk->i", "abck,k->abc")   # (of more than 2 axes)
+    assert isinstance(call, InOrder) == vector      # (operands in other orders: the kernel)
+    call = call.product if vector else call
     direct = type(call) is Dot or call is np.matmul    # ndarray.dot (matmul up to 2-d)
     assert isinstance(call, Matmul) or direct
     assert direct or spec not in ("ij,jk->ik", "ij,j->i", "bij,bjk->bik", "ijk,kl->ijl",

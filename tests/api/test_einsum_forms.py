@@ -10,7 +10,7 @@ import scipy.sparse as sp
 import etchpy as ep
 from etchpy.expr.einsum import einsum_parts
 from etchpy.runtime import einsum_calls
-from etchpy.runtime.matmul import recipe
+from etchpy.runtime.matmul import InOrder, recipe
 from test_einsum_calls import entry
 
 
@@ -48,6 +48,56 @@ def test_dot_products_along_a_batch_are_not_matmul(spec, shapes, product):
     parts = einsum_parts(spec, ops)
     assert (recipe(parts.names, [ix.name for ix in parts.out], shapes) is not None) == product
     np.testing.assert_allclose(ep.einsum(spec, *ops), np.einsum(spec, *ops))
+
+
+def _layouts(a, layout, rng):
+    """`a`'s values held as a C array, in Fortran order, as a transposed view of a C
+    array (reversed axes) or as a stepped view of a larger array."""
+    if layout == "F":
+        return np.asfortranarray(a)
+    if layout == "T":
+        return np.ascontiguousarray(a.T).T
+    if layout == "V":
+        big = rng.random(tuple(2 * n for n in a.shape))
+        big[tuple(slice(None, None, 2) for _ in a.shape)] = a
+        return big[tuple(slice(None, None, 2) for _ in a.shape)]
+    return a
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "T", "V"])
+@pytest.mark.parametrize("spec, shapes", [
+    ("ijk,ijk->", ((3, 4, 5), (3, 4, 5))), ("ijk,jk->i", ((3, 4, 5), (4, 5))),
+    ("ijk,ij->k", ((3, 4, 5), (3, 4))), ("ijk,k->ij", ((3, 4, 5), (5,))),
+    ("ijkl,kl->ij", ((2, 3, 4, 5), (4, 5))), ("bij,bj->bi", ((2, 3, 4), (2, 4))),
+    ("ijk,kl->ijl", ((3, 4, 5), (5, 6)))])
+def test_a_vector_product_of_operands_in_other_orders_runs_the_kernel(spec, shapes, layout):
+    """A product with a vector side over an operand of more than two axes reads each
+    operand once: matmul's reshape of an operand not in C order would copy it first,
+    so such calls run the compiled kernel, which reads it where it lies
+    (matmul.InOrder); C-order operands keep matmul, matrix products keep it in any
+    order (the copy is amortised)."""
+    rng = np.random.default_rng(11)
+    ops = [_layouts(rng.random(s), layout, rng) for s in shapes]
+    np.testing.assert_allclose(ep.einsum(spec, *ops), np.einsum(spec, *ops), rtol=1e-12)
+    call = entry(spec, *ops)
+    vector = spec not in ("ijk,kl->ijl",)
+    assert isinstance(call, InOrder) == vector
+    if vector and layout != "C":
+        assert call.made is not None
+
+
+def test_in_order_calls_the_product_for_c_order_and_makes_the_kernel_once():
+    made, calls = [], []
+    product = lambda a, b: calls.append("product") or "p"            # noqa: E731
+
+    def kernel():
+        made.append(1)
+        return lambda a, b: calls.append("kernel") or "k"
+
+    run = InOrder(product, kernel)
+    c, f = np.ones((2, 3, 4)), np.asfortranarray(np.ones((2, 3, 4)))
+    assert [run(c, c), run(c, f), run(f, c), run(c, c), run(f, f)] == list("pkkpk")
+    assert calls == ["product", "kernel", "kernel", "product", "kernel"] and made == [1]
 
 
 def _zeros(layout):
