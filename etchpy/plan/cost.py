@@ -251,7 +251,8 @@ def nest_cost(body: Expr, order, stats: Stats, independent=False,
     only, each along its last axis, costs `tuning.contiguous_weight` per record
     (it runs in SIMD lanes); a record of a dense operand whose outer axes the order
     visits out of storage order pays `tuning.contiguous_weight` again
-    (`out_of_order`: its runs are not streamed in order); `loose` names operands whose layout is still to
+    (`out_of_order`: its runs are not streamed in order), and so does a record
+    writing the target (`out`) innermost along an axis not its last; `loose` names operands whose layout is still to
     be chosen (temporaries laid out for their reader: plan.layout), not counted.
     `out` (the target's axes, when known) adds one strided access when a contracted
     index loops outside free ones spanning more than `tuning.cache_cells` cells: each
@@ -292,6 +293,8 @@ def _nest_cost(body, order, stats, independent, loose, out, outside) -> float:
             inner = max(here, prev_outer * (stats.dim(order[-1]) if step is None else step))
             total -= (1 - stats.tuning.contiguous_weight) * inner
             ops *= stats.tuning.contiguous_weight
+        if out and order[-1] in out and out[-1] != order[-1]:
+            ops += stats.tuning.contiguous_weight      # the target written against its order
         if out is not None and _revisits((*outside, *order), out, stats):
             n += 1                  # the target's cells are read back from memory
         ops += stats.tuning.stride_weight * n

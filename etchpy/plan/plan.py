@@ -281,7 +281,8 @@ class _Builder:
     def walkable(self, body, variables, written_out=None, out=None):
         """(body, loop order), the body reading converted inputs where the
         converter chose them (plan.convert); `written_out`: the sparse output's
-        axes in storage order, which a loop order should follow."""
+        axes in storage order, which a loop order should follow; `out`: the
+        target's axes (the cost model prices writes against their order)."""
         try:
             order = choose_order(body, variables, self.origin)
         except OrderError:
@@ -289,7 +290,7 @@ class _Builder:
         if order is not None and self.stats is not None:
             loose = frozenset(self.temps) if self.stats.tuning.access_order else frozenset()
             order = cheapest_order(body, variables, order, self.stats.with_origin(self.origin),
-                                   loose=loose, out=out)
+                                   loose=loose, out=written_out or out)  # storage order
         self.forced = self.forced or order is None
         body, order, made = self.converter.walk(body, variables, self.origin, order,
                                                 written_out)

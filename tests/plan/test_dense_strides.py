@@ -2,7 +2,9 @@
 dense operand's runs along its last axis but its outer axes out of storage order
 costs more than the one that streams it (`out_of_order`), so the planner takes the
 storage order where both are otherwise alike; small operands (in cache) and loose
-temporaries are not charged, and with `access_order` off the heuristic order stays."""
+temporaries are not charged, and with `access_order` off the heuristic order stays.
+A dense target written against its storage order innermost pays too (less than an
+operand read against it)."""
 from dataclasses import replace
 
 import numpy as np
@@ -51,6 +53,27 @@ def test_operands_in_cache_and_runs_read_in_order_are_not_charged():
     Acm = ep.tensor("Acm", 3, ep.Format.dense(3, mode_order=(2, 1, 0)))
     assert out_of_order(Acm[i, j, k], ("j", "i", "k"), big) == 0   # its last axis is i
     assert out_of_order(Acm[i, j, k], ("k", "j", "i"), big) == 0
+
+
+def test_a_target_written_against_its_order_pays_per_record():
+    """`ijk,jl->ilk`: looping l innermost (the order of appearance) writes out[i,l,k]
+    a row of k apart each record; k innermost writes it in order."""
+    M = ep.tensor("M", 2, "dense")
+    dims = {"i": 100, "j": 100, "k": 100, "l": 100}
+    assert _order(ep.sum(j, A[i, j, k] * M[j, l]), (i, l, k), dims)[-1] == "k"
+    big = Stats(dims=dims)
+    body = A[i, j, k] * M[j, l]
+    extra = (nest_cost(body, ("i", "j", "k", "l"), big, out=("i", "l", "k"))
+             - nest_cost(body, ("i", "j", "k", "l"), big, out=("i", "k", "l")))
+    assert extra == pytest.approx(DEFAULT.contiguous_weight * 100 ** 4)
+
+
+def test_an_operand_read_in_order_outweighs_a_target_written_against_it():
+    """A Fortran-order operand is read along its first axis and the C-order target
+    written against its order, rather than the operand read a plane apart a record."""
+    F = ep.tensor("F", 3, ep.Format.dense(3, mode_order=(2, 1, 0)))
+    x = ep.tensor("x", 1, "dense")
+    assert _order(ep.sum(k, F[i, j, k] * x[k]), (i, j), CUBE)[-1] == "i"
 
 
 def test_the_charge_is_the_records_times_the_contiguous_weight():
