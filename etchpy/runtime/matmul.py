@@ -23,6 +23,11 @@ for float64 and float32) when
   batch of 1×k by k×1 products and its strided columns where the batch trails
   (docs/performance.md, session 93).
 
+A matrix times a tensor along a middle mode (`ijk,jl->ilk`: the output is the
+tensor's free axes with the matrix's one before the last) is matmul of the matrix,
+turned to (free, contracted) by a transpose view, by the tensor as it lies, whose
+leading free axes matmul broadcasts (`_between`).
+
 A left operand (free..., contracted) of several free axes times a right matrix
 (contracted, free) or vector, both as they are, is `numpy.matmul` of the two as
 given: matmul broadcasts the left's leading free axes as a batch of small
@@ -189,7 +194,7 @@ def recipe(names, out, shapes) -> Matmul | None:
     elif rest == free[1] + free[0]:
         swap = True
     else:
-        return None
+        return None if batch else _between(names, out, contracted, free)
     if batch and not free[0] and not free[1]:
         return None                 # a batch of dot products: the kernel's walk
     size = {c: n for nm, sh in zip(names, shapes) for c, n in zip(nm, sh)}
@@ -212,6 +217,22 @@ def recipe(names, out, shapes) -> Matmul | None:
     want = tuple(size[c] for c in out)
     return Matmul(swap, perm_l, shape_l, perm_r, shape_r, None if made == want else want,
                   not fl or not fr)
+
+
+def _between(names, out, contracted, free) -> Matmul | None:
+    """A matrix's free index between a tensor's (`ijk,jl->ilk`, a product along a
+    middle mode): matmul of the matrix, turned to (free, contracted), by the tensor
+    as it lies, (free..., contracted, free), its leading free axes broadcast as a
+    batch; None for any other form."""
+    for m, t in ((0, 1), (1, 0)):
+        fm, ft = free[m], free[t]
+        if (len(fm) == 1 and len(ft) > 1 and len(contracted) == 1
+                and out == ft[:-1] + fm + ft[-1:]
+                and list(names[t]) == ft[:-1] + contracted + ft[-1:]
+                and sorted(names[m]) == sorted(fm + contracted)):
+            perm = None if list(names[m]) == fm + contracted else (1, 0)
+            return Matmul(m == 1, perm, None, None, None, None)
+    return None
 
 
 def _unfit(names) -> bool:

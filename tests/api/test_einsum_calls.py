@@ -76,7 +76,9 @@ BLAS = [("ij,jk->ik", (5, 4), (4, 3)), ("ij,kj->ik", (5, 4), (3, 4)),
         ("ijk,jk->i", (5, 4, 3), (4, 3)), ("ij,ij->", (3, 4), (3, 4)),
         ("...ij,...jk->...ik", (2, 5, 4), (2, 4, 3)), ("ab,bcd->acd", (2, 3), (3, 4, 5)),
         ("jb,bi->ji", (3, 2), (2, 4)), ("ijk,kl->ijl", (2, 3, 4), (4, 5)),
-        ("abck,k->abc", (2, 3, 2, 4), (4,)), ("ijk,lk->ijl", (2, 3, 4), (5, 4))]
+        ("abck,k->abc", (2, 3, 2, 4), (4,)), ("ijk,lk->ijl", (2, 3, 4), (5, 4)),
+        ("ijk,jl->ilk", (2, 3, 4), (3, 5)), ("lj,ijk->ilk", (5, 3), (2, 3, 4)),
+        ("aijk,jl->ailk", (2, 3, 4, 5), (4, 3))]
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -97,7 +99,7 @@ def test_dense_real_products_run_as_matmul(spec, s0, s1, dtype):
     assert isinstance(call, Matmul) or direct
     assert direct or spec not in ("ij,jk->ik", "ij,j->i", "bij,bjk->bik", "ijk,kl->ijl",
                                   "abck,k->abc")        # (a @ b: matmul broadcasts ij, abc)
-    assert (call is np.matmul) == (a.ndim > 2 and direct)
+    assert (call is np.matmul) == (max(a.ndim, b.ndim) > 2 and direct)
     assert np.allclose(full_path(spec, a, b), want, rtol=1e-5)
 
 
