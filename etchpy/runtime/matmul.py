@@ -194,7 +194,7 @@ def recipe(names, out, shapes) -> Matmul | None:
     elif rest == free[1] + free[0]:
         swap = True
     else:
-        return None if batch else _between(names, out, contracted, free)
+        return None if batch else _between(names, shapes, out, contracted, free)
     if batch and not free[0] and not free[1]:
         return None                 # a batch of dot products: the kernel's walk
     size = {c: n for nm, sh in zip(names, shapes) for c, n in zip(nm, sh)}
@@ -219,19 +219,28 @@ def recipe(names, out, shapes) -> Matmul | None:
                   not fl or not fr)
 
 
-def _between(names, out, contracted, free) -> Matmul | None:
-    """A matrix's free index between a tensor's (`ijk,jl->ilk`, a product along a
-    middle mode): matmul of the matrix, turned to (free, contracted), by the tensor
-    as it lies, (free..., contracted, free), its leading free axes broadcast as a
-    batch; None for any other form."""
+def _between(names, shapes, out, contracted, free) -> Matmul | None:
+    """A matrix's free index between a tensor's (`ijk,jl->ilk`, `ijkl,jm->imkl`: a
+    product along a middle mode): matmul of the matrix, turned to (free,
+    contracted), by the tensor as it lies, (lead..., contracted, trail...), its
+    trailing axes merged (a view) and its leading ones broadcast as a batch; None
+    for any other form."""
     for m, t in ((0, 1), (1, 0)):
         fm, ft = free[m], free[t]
-        if (len(fm) == 1 and len(ft) > 1 and len(contracted) == 1
-                and out == ft[:-1] + fm + ft[-1:]
-                and list(names[t]) == ft[:-1] + contracted + ft[-1:]
-                and sorted(names[m]) == sorted(fm + contracted)):
+        if len(fm) != 1 or len(contracted) != 1 or sorted(names[m]) != sorted(fm + contracted):
+            continue
+        for p in range(1, len(ft)):
+            lead, trail = ft[:p], ft[p:]
+            if out != lead + fm + trail or list(names[t]) != lead + contracted + trail:
+                continue
             perm = None if list(names[m]) == fm + contracted else (1, 0)
-            return Matmul(m == 1, perm, None, None, None, None)
+            sizes = shapes[t]
+            if len(trail) == 1:
+                return Matmul(m == 1, perm, None, None, None, None)
+            rows = tuple(sizes[:p + 1]) + (math.prod(sizes[p + 1:]),)
+            made = tuple(sizes[:p]) + (shapes[m][names[m].index(fm[0])],) + rows[-1:]
+            want = made[:-1] + tuple(sizes[p + 1:])
+            return Matmul(m == 1, perm, None, None, rows, want)
     return None
 
 

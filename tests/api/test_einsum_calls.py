@@ -78,7 +78,8 @@ BLAS = [("ij,jk->ik", (5, 4), (4, 3)), ("ij,kj->ik", (5, 4), (3, 4)),
         ("jb,bi->ji", (3, 2), (2, 4)), ("ijk,kl->ijl", (2, 3, 4), (4, 5)),
         ("abck,k->abc", (2, 3, 2, 4), (4,)), ("ijk,lk->ijl", (2, 3, 4), (5, 4)),
         ("ijk,jl->ilk", (2, 3, 4), (3, 5)), ("lj,ijk->ilk", (5, 3), (2, 3, 4)),
-        ("aijk,jl->ailk", (2, 3, 4, 5), (4, 3))]
+        ("aijk,jl->ailk", (2, 3, 4, 5), (4, 3)), ("ijkl,jm->imkl", (2, 3, 4, 5), (3, 6)),
+        ("mj,aijkl->aimkl", (3, 4), (2, 3, 4, 5, 2))]
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
