@@ -112,7 +112,9 @@ def for_blas(plan, sr, stats, limit: int = 512):
     make or read does it: a step's own temporary follows the step's loop order
     (any order will do, BLAS runs it), and a temporary an earlier step makes is
     laid out so only when its maker writes that layout at no more than
-    `tuning.layout_slack` times its work (`_maker_for`). Steps fused into a
+    `tuning.layout_slack` times its work (`_maker_for`). A step that is a GEMM
+    already lays its own temporary out so that BLAS reads fewer operand cells
+    transposed, its readers reordered (`_untransposed`). Steps fused into a
     sparse driver (plan.fusion, under `tuning.fused_temporaries`) are left alone;
     at most `limit` layout combinations are tried per step. Unchanged when BLAS
     is off (`tuning.blas`, `tuning.access_order`) or `sr` has none."""
@@ -128,13 +130,56 @@ def for_blas(plan, sr, stats, limit: int = 512):
             continue
         axes = [dense.storage_axes(f) for f in fs]
         roles = dense.gemm_roles(*axes, step.out, step.bound)
-        if roles is None or (roles[3] and sum(1 for g in roles[:3] if g) < 2) \
-                or dense.gemm_layouts(*axes, step.out, roles):
+        if roles is None or (roles[3] and sum(1 for g in roles[:3] if g) < 2):
+            continue
+        if dense.gemm_layouts(*axes, step.out, roles):
+            if step.target in plan.temps:
+                _untransposed(steps, n, axes, plan, chained, stats)
             continue
         for choice in _blas_choices(steps, n, fs, axes, plan, makers, chained, limit):
             if _relay(steps, n, choice, stats):
                 break
     return replace(plan, steps=tuple(steps))
+
+
+def _untransposed(steps, n, axes, plan, chained, stats) -> None:
+    """Step n, a GEMM, with its own temporary laid out so that BLAS reads fewer
+    operand cells transposed, where a layout does (`ir,ijk->jkr` laid out (r, j, k)
+    reads the tensor as stored, Aᵀ·T, where (j, k, r) reads it transposed, Tᵀ·A);
+    the steps reading the temporary then take their cheapest orders for it. Left
+    as it is when a reader is fused into a chain."""
+    step = steps[n]
+    readers = [k for k in range(n + 1, len(steps))
+               if step.target in {a.tensor.name for a in accesses(steps[k].body)}]
+    if any(k in chained for k in readers):
+        return
+    priced = [(c, o) for o in permutations(step.out)
+              if (c := _transposed(*axes, o, step.bound, stats)) is not None]
+    now = _transposed(*axes, step.out, step.bound, stats)
+    best = min(priced, default=None)
+    if best is None or now is None or best[0] >= now:
+        return
+    new = _maker_for(step, best[1], stats, slack=math.inf)
+    if new is None:
+        return
+    steps[n] = replace(step, out=new.out, order=new.order)
+    _permute_reads(steps, n, tuple(step.out.index(v) for v in best[1]))
+    for k in readers:
+        _reorder(steps, k, plan, stats)
+
+
+def _transposed(a_ax, b_ax, c_ax, bound, stats) -> float | None:
+    """Cells of the operands BLAS reads transposed for C[c_ax] ⊕= A[a_ax]·B[b_ax]
+    (None: not one GEMM in these layouts); a C laid out n-major is computed as
+    Cᵀ = Bᵀ·Aᵀ, which turns each operand's transposition."""
+    roles = dense.gemm_roles(a_ax, b_ax, c_ax, bound)
+    if roles is None or not dense.gemm_layouts(a_ax, b_ax, c_ax, roles):
+        return None
+    m, n, k, _ = roles
+    if dense.as_matrix(c_ax, m, n) is not False:
+        m, n, a_ax, b_ax = n, m, b_ax, a_ax
+    return sum(stats.full(ax) for ax, rows, cols in ((a_ax, m, k), (b_ax, k, n))
+               if dense.as_matrix(ax, rows, cols))
 
 
 def _blas_choices(steps, n, fs, axes, plan, makers, chained, limit):

@@ -7,6 +7,7 @@ import etchpy as ep
 from etchpy.plan import dense, layout
 from etchpy.plan import plan as planning
 from etchpy.plan.cost import Stats
+from etchpy.expr.walk import accesses
 
 i, j, k, a, b, c = ep.indices("i j k a b c")
 X = ep.tensor("X", 3, "csf")
@@ -63,3 +64,39 @@ def test_as_matrix_reads_groups_as_blas_does():
     assert dense.as_matrix(("j", "b"), ("j",), ("b",)) is False
     assert dense.as_matrix(("a", "k", "b"), ("k", "a"), ("b",)) is None    # reordered
     assert dense.as_matrix(("j", "k", "a"), ("j", "a"), ("k",)) is None    # split
+
+
+T3, R1, R2 = ep.tensor("T3", 3), ep.tensor("R1", 2), ep.tensor("R2", 2)
+r = ep.indices("r")[0]
+MTTKRP_K = S(j, R2[j, r] * S(i, T3[i, j, k] * R1[i, r]))     # ijk,ir,jr->kr
+
+
+def _mttkrp_plan(e, out):
+    st = Stats(dims=dict(i=100, j=100, k=100, r=32))
+    p = planning.make_plan(e, out, keep_factored=True, stats=st)
+    return p, layout.for_blas(p, ep.semirings.real, st.with_origin(p.origin))
+
+
+def test_a_gemm_lays_out_its_temporary_to_read_the_larger_operand_as_stored():
+    """Σ_i T3[i,j,k]·R1[i,r] into a temporary laid out (j, k, r) is T3ᵀ·R1, BLAS
+    reading the tensor transposed; laid out (r, j, k) it is R1ᵀ·T3, the small
+    matrix transposed. The reader then loops over the new layout."""
+    _, after = _mttkrp_plan(MTTKRP_K, (k, r))
+    gemm = next(s for s in after.steps if s.target in after.temps)
+    assert _gemm_ready(gemm)
+    assert gemm.out[0] == "r"
+    reader = after.steps[-1]
+    temp = next(a for a in accesses(reader.body) if a.tensor.name == gemm.target)
+    assert [ix.name for ix in temp.indices] == list(gemm.out)
+    assert reader.order[-1] == temp.indices[-1].name       # read along its last axis
+
+
+@pytest.mark.parametrize("spec", ["ijk,ir,jr->kr", "ijk,ir,kr->jr", "ijk,jr,kr->ir"])
+@pytest.mark.parametrize("blas", [True, False])
+def test_mttkrp_agrees_whatever_the_layouts(spec, blas):
+    rng = np.random.default_rng(9)
+    t = rng.random((7, 6, 5))
+    dims = dict(zip("ijk", t.shape))
+    ops = [t, rng.random((dims[spec[4]], 3)), rng.random((dims[spec[7]], 3))]
+    got = ep.einsum(spec, *ops, tuning=ep.Tuning(blas=blas))
+    np.testing.assert_allclose(got, np.einsum(spec, *ops), rtol=1e-12)
