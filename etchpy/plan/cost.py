@@ -252,9 +252,9 @@ def nest_cost(body: Expr, order, stats: Stats, independent=False,
     (it runs in SIMD lanes); a record of a dense operand whose outer axes the order
     visits out of storage order pays `tuning.contiguous_weight` again
     (`out_of_order`: its runs are not streamed in order), and so does a record
-    writing the target (`out`) innermost along an axis not its last; `loose` names operands whose layout is still to
-    be chosen (temporaries laid out for their reader: plan.layout), not counted.
-    `out` (the target's axes, when known) adds one strided access when a contracted
+    writing the target (`out`) innermost along an axis not its last; `loose`
+    names operands whose layout is still to be chosen (temporaries laid out for
+    their reader: plan.layout), not counted. `out` (the target's axes, when known) adds one strided access when a contracted
     index loops outside free ones spanning more than `tuning.cache_cells` cells: each
     target cell is then left and come back to from memory (a scatter); `outside`
     names loops around the whole nest (a fused reader's prefix), counted there

@@ -45,11 +45,11 @@ def strided(body: Expr, inner: str, loose=frozenset()) -> int:
 
 
 def out_of_order(body: Expr, order, stats, loose=frozenset()) -> int:
-    """Dense operands (not in `loose`) read along their last stored axis innermost
-    but whose other axes `order` visits out of storage order (an axis not in `order`
-    is looped outside it), larger than
-    `tuning.cache_cells` cells: every run along the last axis starts far from the
-    one before, so the operand is not streamed from memory in order.
+    """Dense operands (not in `loose`) of more than `tuning.cache_cells` cells read
+    along their last stored axis innermost but whose other axes `order` visits out
+    of storage order (an axis not in `order` is looped outside it): every run along
+    the last axis starts far from the one before, so the operand is not streamed
+    from memory in order.
 
     >>> import etchpy as ep
     >>> from etchpy.plan.stats import Stats
