@@ -153,10 +153,10 @@ def _untransposed(steps, n, axes, plan, chained, stats) -> None:
                if step.target in {a.tensor.name for a in accesses(steps[k].body)}]
     if any(k in chained for k in readers):
         return
-    priced = [(c, o) for o in permutations(step.out)
-              if (c := _transposed(*axes, o, step.bound, stats)) is not None]
-    now = _transposed(*axes, step.out, step.bound, stats)
-    best = min(priced, default=None)
+    priced = {o: c for o in permutations(step.out)        # (step.out among them)
+              if (c := _transposed(*axes, o, step.bound, stats)) is not None}
+    now = priced.get(tuple(step.out))
+    best = min(((c, o) for o, c in priced.items()), default=None)
     if best is None or now is None or best[0] >= now:
         return
     new = _maker_for(step, best[1], stats, slack=math.inf)

@@ -238,8 +238,7 @@ def _between(names, shapes, out, contracted, free) -> Matmul | None:
             if len(trail) == 1:
                 return Matmul(m == 1, perm, None, None, None, None)
             rows = tuple(sizes[:p + 1]) + (math.prod(sizes[p + 1:]),)
-            made = tuple(sizes[:p]) + (shapes[m][names[m].index(fm[0])],) + rows[-1:]
-            want = made[:-1] + tuple(sizes[p + 1:])
+            want = (*sizes[:p], shapes[m][names[m].index(fm[0])], *sizes[p + 1:])
             return Matmul(m == 1, perm, None, None, rows, want)
     return None
 
