@@ -43,7 +43,7 @@ from .runtime.planned import with_conversions
 from .runtime.given_out import checked_out
 from .runtime.inputs import (bind_inputs, check_names, check_out_indices, index_sizes,
                              is_scipy_sparse, make_output, positional_error, prepare_semiring)
-from .runtime import einsum_calls, foreign, statements
+from .runtime import einsum_calls, einsum_orders, foreign, statements
 from .runtime.call_plans import MISS
 from .runtime.kernel import Kernel
 from .runtime.kernel_cache import KERNELS
@@ -300,12 +300,12 @@ def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
         semiring: None (default) follows the operands' dtype, as numpy does.
         output, backend, tuning: as for `evaluate`; output None (default): csr for a
             matrix out of sparse operands (einsum_calls.default_output), else dense.
-    Returns: as `evaluate`. Raises: FrontendError (ExpressionTypeError) for a bad spec;
-    InputError for shapes that disagree. A call is prepared once per spec, options and
-    operands' types, dtypes and shapes, then found in one step (runtime.einsum_calls):
-    one matrix product of dense float or complex operands runs as numpy's matmul
-    (`Tuning.blas`, `blas_casts`); one numpy operand under the default semiring is
-    numpy's einsum, its views included (`Tuning.numpy_einsum`).
+    Returns: as `evaluate` (dense: in its largest numpy operand's storage order, as
+    numpy's; runtime.einsum_orders). Raises: FrontendError for a bad spec, InputError for
+    shapes that disagree. A call is prepared once per spec, options and operands' types,
+    dtypes and shapes, then found in one step (runtime.einsum_calls): one dense float or
+    complex matrix product is numpy's matmul (`Tuning.blas`, `blas_casts`); one numpy
+    operand under the default semiring is numpy's einsum, views included (`numpy_einsum`).
 
         >>> ep.einsum("ij,j->i", np.eye(2, dtype=np.float32), np.ones(2, np.float32))
         array([1., 1.], dtype=float32)
@@ -343,16 +343,33 @@ def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
 def _einsum_new(spec, operands, key, dot_key, semiring, output, backend, tuning):
     """einsum of a call not prepared before: prepared and kept under `key` (and
     `dot_key`: see einsum_calls.Calls), or evaluated once where key is None."""
-    parts = einsum_parts(spec, [foreign.as_scipy(x) for x in operands])
-    if output is None:
-        output = einsum_calls.default_output(parts)
     if key is None:
+        parts = einsum_parts(spec, [foreign.as_scipy(x) for x in operands])
+        if output is None:
+            output = einsum_calls.default_output(parts)
         return evaluate(parts.expr, semiring=semiring, output=output, backend=backend,
                         out_indices=parts.out, tuning=tuning, **parts.tensors)
+    return _einsum_call(spec, operands, key, semiring, output, backend, tuning, dot_key)(*operands)
+
+
+def _einsum_call(spec, operands, key, semiring, output, backend, tuning, dot_key=None):
+    """The prepared call of einsum `spec` on operands like `operands` under its
+    options: the one kept under `key` (None: einsum_calls.einsum_key's), else made
+    and kept there (and under `dot_key`; not kept where that key is None too)."""
+    if key is None:
+        key = einsum_calls.einsum_key(spec, operands, semiring, output, backend, tuning)
+    if (call := _calls.get(key)) is not None:
+        return call
+    parts = einsum_parts(spec, [foreign.as_scipy(x) for x in operands])
+    out = output if output is not None else einsum_calls.default_output(parts)
     kernel = partial(einsum_calls.KernelCall, partial(
-        compile, parts.expr, semiring=semiring, output=output, out_indices=parts.out,
+        compile, parts.expr, semiring=semiring, output=out, out_indices=parts.out,
         tuning=tuning), parts.at)
-    call = einsum_calls.numpy_call(spec, parts, operands, semiring, output, tuning) or \
-        einsum_calls.matmul_call(parts, operands, semiring, output, tuning, kernel) or kernel()
-    _einsum_calls.put(key, call, semiring, output, tuning, dot_key=dot_key)
-    return call(*operands)
+    call = einsum_calls.numpy_call(spec, parts, operands, semiring, out, tuning) or \
+        einsum_calls.matmul_call(parts, operands, semiring, out, tuning, kernel) or kernel()
+    call = einsum_orders.reordering(call, parts, operands, out, tuning, partial(
+        _einsum_call, key=None, semiring=semiring, output=output, backend=backend,
+        tuning=tuning))
+    if key is not None:
+        _einsum_calls.put(key, call, semiring, out, tuning, dot_key=dot_key)
+    return call

@@ -48,7 +48,9 @@ class Limits:
                      pattern's second sort among the last this many patterns
                      sorted (runtime.segment_sort; 0: none)
     sorted_bytes     the most bytes those orders hold together (a larger one
-                     is not kept)"""
+                     is not kept)
+    einsum_layouts   plans an ep.einsum call over operands in other orders keeps,
+                     one per combination of their strides (runtime.einsum_orders)"""
 
     kernel_cache: int = 1024
     lazy_programs: int = 64
@@ -65,6 +67,7 @@ class Limits:
     aligned_arrays: int = 4
     sorted_inputs: int = 4
     sorted_bytes: int = 1 << 28
+    einsum_layouts: int = 64
 
 
 LIMITS = Limits()

@@ -283,6 +283,7 @@ class Tuning:
     blas_gain: float = 7.0            # dense loops' multiply-add over BLAS's (product_cost)
     blas_call: float = 2e3            # ... and a BLAS call's fixed cost (plan.dense.operand_temps)
     strided_copy_bytes: int = 1 << 20  # ep.einsum: a strided matrix copied for BLAS up to this
+    einsum_orders: int = 1 << 12     # ep.einsum: operands in another order from these cells give theirs to the output (0: off)
     cache_cells: int = 1 << 12        # cells a loop may leave and revisit in cache (more: strided)
     orders_tried: int = 120           # loop orders priced a step (up to this many; plan.convert)
     conversion_choices: int = 16      # combinations of input conversions per loop order
@@ -367,7 +368,6 @@ if Tuning.__doc__:                          # None under python -OO
         ", ".join(f.name for f in fields(Tuning)), 88, subsequent_indent="        ") + ".\n"
 
 DEFAULT = Tuning()
-
 NOOPT = Tuning(**{f.name: False for f in fields(Tuning) if f.type in ("bool", bool)})
 
 FORCE = Tuning(
