@@ -122,8 +122,8 @@ class Tuning:
     blas: bool = True                 # a dense real GEMM-shaped step calls BLAS; a three-factor one may be Khatri-Rao + GEMM
     khatri_rao: bool = True           # ... only when its temporary is no larger than the factor it multiplies (real sizes), else the fused step
     blas_operands: bool = True        # ... Σ A·f, f element-wise: f a temporary, then a GEMM
-    algorithm_choice: bool = True     # per intersected level and reused row: merge, gallop or
-                                      # per pair, marker or not, from the fibre statistics
+    blas_broadcast: bool = True       # ... a GEMM batched along an M or N index, the other operand read again (plan.dense.blas_roles)
+    algorithm_choice: bool = True     # per intersected level and reused row: merge, gallop or per pair, marker or not, from the fibre statistics
     map_temps: bool = True            # a libm map of dense inputs a step reaches >= map_temp_ratio times its cells: a temporary (plan.map_temps)
     map_temp_ratio: float = 2.0
     stacked_rows: bool = True         # a dense Σ over a leading axis into a vector: stacked_row_count rows a pass over it (schedule.stacked_rows)

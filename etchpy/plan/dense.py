@@ -10,7 +10,11 @@ up to a permutation of its indices when every index plays one of four roles:
     K      in A and B, bound      (the contracted extent)
 
 `gemm_roles` finds the roles; whether the operands' layouts let each role
-flatten into one BLAS extent is the lowering's business (lower.schedule.blas).
+flatten into one BLAS extent is `gemm_layouts`' question, and `blas_roles`
+finds roles that do: an M (N) index may instead be a batch over which B (A) is
+broadcast, a loop around the products with step 0 in that operand (`ijk,jr->irk`:
+for each i, the (r, k) product Aᵀ·X[i]); the lowering reads them
+(lower.schedule.blas).
 Only the real semiring (float64 or float32, + and ×) has a BLAS: every other
 semiring keeps its loops.
 
@@ -37,7 +41,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from itertools import permutations
+from itertools import combinations, permutations
 
 import numpy as np
 
@@ -86,6 +90,35 @@ def gemm_roles(a_axes, b_axes, c_axes, bound):
     batch = tuple(x for x in c_axes if x in sa and x in sb)
     k = tuple(x for x in a_axes if x in sk)
     return m, n, k, batch
+
+
+def blas_roles(a_axes, b_axes, c_axes, bound, broadcast=True):
+    """Roles (M, N, K, batch) of C[c_axes] ⊕= Σ_bound A[a_axes]·B[b_axes] that let
+    it run as BLAS calls (`gemm_layouts`), each product of two groups at least:
+    `gemm_roles`', or failing those and with `broadcast` (Tuning.blas_broadcast),
+    the fewest M and N indices moved into the batch (B or A broadcast along them;
+    batch in C's order) that leave each product a matrix product (M, N and K each
+    one index at least: a matrix-vector product a point costs more calls than it
+    saves), or None.
+
+        >>> blas_roles(("i", "j", "k"), ("j", "r"), ("i", "r", "k"), ("j",))
+        (('k',), ('r',), ('j',), ('i',))
+    """
+    roles = gemm_roles(a_axes, b_axes, c_axes, bound)
+    if roles is None:
+        return None
+    m, n, k, batch = roles
+    free = m + n
+    for size in range(len(free) + 1 if broadcast else 1):
+        for moved in combinations(free, size):
+            left = [tuple(x for x in g if x not in moved) for g in (m, n)]
+            if batch + moved and sum(1 for g in (*left, k) if g) < 2 or (
+                    moved and not (left[0] and left[1] and k)):
+                continue
+            found = (*left, k, tuple(x for x in c_axes if x in batch or x in moved))
+            if gemm_layouts(a_axes, b_axes, c_axes, found):
+                return found
+    return None
 
 
 def as_matrix(axes, rows, cols) -> bool | None:

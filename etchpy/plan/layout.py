@@ -132,14 +132,28 @@ def for_blas(plan, sr, stats, limit: int = 512):
         roles = dense.gemm_roles(*axes, step.out, step.bound)
         if roles is None or (roles[3] and sum(1 for g in roles[:3] if g) < 2):
             continue
-        if dense.gemm_layouts(*axes, step.out, roles):
+        _lay_out(steps, n, fs, axes, plan, (makers, chained, limit), stats)
+    return replace(plan, steps=tuple(steps))
+
+
+def _lay_out(steps, n, fs, axes, plan, context, stats) -> None:
+    """Step n laid out for BLAS: as it is where it is a GEMM already (its own
+    temporary then as `_untransposed` lays it out), else by the first layout of
+    the temporaries that makes it one (`_blas_choices`); failing both, and under
+    `Tuning.blas_broadcast`, the same again with M or N indices taken as batches
+    (plan.dense.blas_roles: a GEMM per point of them, more calls, hence last).
+    `context`: (makers, chained, limit) as for_blas has them."""
+    makers, chained, limit = context
+    step = steps[n]
+    for broadcast in (False, True)[:1 + stats.tuning.blas_broadcast]:
+        if dense.blas_roles(*axes, step.out, step.bound, broadcast):
             if step.target in plan.temps:
                 _untransposed(steps, n, axes, plan, chained, stats)
-            continue
-        for choice in _blas_choices(steps, n, fs, axes, plan, makers, chained, limit):
+            return
+        for choice in _blas_choices(steps, n, fs, axes, plan, makers, chained, limit,
+                                    broadcast):
             if _relay(steps, n, choice, stats):
-                break
-    return replace(plan, steps=tuple(steps))
+                return
 
 
 def _untransposed(steps, n, axes, plan, chained, stats) -> None:
@@ -168,25 +182,31 @@ def _untransposed(steps, n, axes, plan, chained, stats) -> None:
         _reorder(steps, k, plan, stats)
 
 
-def _transposed(a_ax, b_ax, c_ax, bound, stats) -> float | None:
-    """Cells of the operands BLAS reads transposed for C[c_ax] ⊕= A[a_ax]·B[b_ax]
-    (None: not one GEMM in these layouts); a C laid out n-major is computed as
-    Cᵀ = Bᵀ·Aᵀ, which turns each operand's transposition."""
-    roles = dense.gemm_roles(a_ax, b_ax, c_ax, bound)
-    if roles is None or not dense.gemm_layouts(a_ax, b_ax, c_ax, roles):
+def _transposed(a_ax, b_ax, c_ax, bound, stats) -> tuple | None:
+    """(whether M or N indices are batches, cells of the operands BLAS reads
+    transposed) for C[c_ax] ⊕= A[a_ax]·B[b_ax] (None: not one GEMM a batch point
+    in these layouts; plan.dense.blas_roles); a C laid out n-major is computed as
+    Cᵀ = Bᵀ·Aᵀ, which turns each operand's transposition. A layout needing no such
+    batch (one call where the other makes many) comes first."""
+    roles = dense.blas_roles(a_ax, b_ax, c_ax, bound, False)
+    moved = roles is None
+    if moved and stats.tuning.blas_broadcast:
+        roles = dense.blas_roles(a_ax, b_ax, c_ax, bound, True)
+    if roles is None:
         return None
     m, n, k, _ = roles
     if dense.as_matrix(c_ax, m, n) is not False:
         m, n, a_ax, b_ax = n, m, b_ax, a_ax
-    return sum(stats.full(ax) for ax, rows, cols in ((a_ax, m, k), (b_ax, k, n))
-               if dense.as_matrix(ax, rows, cols))
+    return moved, sum(stats.full(ax) for ax, rows, cols in ((a_ax, m, k), (b_ax, k, n))
+                      if dense.as_matrix(ax, rows, cols))
 
 
-def _blas_choices(steps, n, fs, axes, plan, makers, chained, limit):
+def _blas_choices(steps, n, fs, axes, plan, makers, chained, limit, broadcast):
     """Ways to let step n run as one GEMM, each {temporary: the permutation of its
     axes}, those that move fewer earlier temporaries first. Only temporaries move:
     the step's own, or ones made by unchained earlier steps (a step reading one
-    temporary twice stays as it is); at most `limit` combinations are tried."""
+    temporary twice stays as it is); at most `limit` combinations are tried;
+    `broadcast`: plan.dense.blas_roles'."""
     step = steps[n]
     if fs[0].tensor.name == fs[1].tensor.name:
         return []
@@ -197,8 +217,7 @@ def _blas_choices(steps, n, fs, axes, plan, makers, chained, limit):
                for ax, move in zip([step.out] + axes, free)]
     found = []
     for c_ax, a_ax, b_ax in islice(product(*options), limit):
-        roles = dense.gemm_roles(a_ax, b_ax, c_ax, step.bound)     # groups in order
-        if roles is None or not dense.gemm_layouts(a_ax, b_ax, c_ax, roles):
+        if dense.blas_roles(a_ax, b_ax, c_ax, step.bound, broadcast) is None:  # groups in order
             continue
         moved = {f.tensor.name: tuple(old.index(v) for v in new)
                  for f, old, new in zip(fs, axes, (a_ax, b_ax)) if new != old}

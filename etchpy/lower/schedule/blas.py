@@ -15,7 +15,9 @@ operand that holds it. Each operand needs one of its two groups innermost
 stride is its leading dimension. A C whose M group is innermost is computed
 as Cᵀ = Bᵀ·Aᵀ. Batch indices may sit anywhere: each is a loop of offsets,
 taken only when each product has two extents at least (a matrix-vector
-product), since a BLAS call per scaled vector costs more than its loop.
+product), since a BLAS call per scaled vector costs more than its loop. An M
+or N index that no layout lets flatten with its group may be a batch too, the
+operand without it read again at each point (plan.dense.blas_roles: step 0).
 Any other layout keeps its loops.
 """
 from __future__ import annotations
@@ -46,12 +48,10 @@ def gemm_step(step, plan, sr, bindings, target, tuning, loops, filled) -> Gemm |
     if None in axes or any(f.tensor.name not in bindings for f in fs):
         return None
     (a_axes, b_axes), c_axes = axes, target.dense_axes
-    roles = dense.gemm_roles(a_axes, b_axes, c_axes, step.bound)
+    roles = dense.blas_roles(a_axes, b_axes, c_axes, step.bound, tuning.blas_broadcast)
     if roles is None:
-        return None
+        return None          # no GEMM, or each product of a batch a scaled vector or less
     m, n, k, batch = roles
-    if batch and sum(1 for g in (m, n, k) if g) < 2:
-        return None          # each product of the batch would be a scaled vector or less
     arrays = [bindings[f.tensor.name].vals for f in fs]
     c_lay = _layout(c_axes, m, n)
     if c_lay is None or c_lay[0]:                  # C's M group innermost: Cᵀ = Bᵀ·Aᵀ
@@ -83,8 +83,9 @@ def _layout(axes, rows, cols):
 
 
 def _stride(axes, axis) -> imp.Expr:
-    """The distance between neighbours along `axis` in a row-major array."""
-    return _size(axes[axes.index(axis) + 1:])
+    """The distance between neighbours along `axis` in a row-major array (0 where
+    the array does not hold it: broadcast along a batch index)."""
+    return _size(axes[axes.index(axis) + 1:]) if axis in axes else Const(0)
 
 
 def _size(group) -> imp.Expr:
