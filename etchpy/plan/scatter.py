@@ -1,7 +1,8 @@
-"""Scatters: a loop nest whose innermost loop walks stored coordinates and writes
-a dense temporary at each of them (`tmp[j] ⊕= x[i]·A[i,j]` over a csr A, order
-(i, j)). Each record then reads and writes a cell at a position found in the
-data, where a walk that sums its innermost index (`acc ⊕= A[i,j]·y[j]`) keeps
+"""Scatters: a loop nest with a loop that walks stored coordinates and writes a
+dense temporary at each of them, no sum inside that loop (`tmp[j] ⊕= x[i]·A[i,j]`
+over a csr A, order (i, j); or a row at each: `tmp[i,k,b] ⊕= Σ_j X[i,j,k]·V[j,b]`,
+order (i, j, k, b)). Each record then reads and writes cells at a position found
+in the data, where a walk that sums its innermost index (`acc ⊕= A[i,j]·y[j]`) keeps
 its running value in a register. plan.cost prices such a record
 `tuning.scatter_weight` above a visited one, so that of two nestings of equal
 work the one that reads the stored order without a scatter is planned.
@@ -9,7 +10,8 @@ work the one that reads the stored order without a scatter is planned.
     holds_every(e, v)    whether e's level of v holds every coordinate
     walks_sparse(e, v)   whether a loop over v finds e's points by walking
                          stored coordinates (None: e does not hold v)
-    scatters(step)       whether a step's innermost loop is such a scatter
+    scatters(step)       whether a step writes at walked positions with no sum
+                         inside (the innermost loop, or rows of dense loops)
 """
 from __future__ import annotations
 
@@ -44,8 +46,16 @@ def walks_sparse(e: Expr, v: str) -> bool | None:
 
 
 def scatters(step) -> bool:
-    """Whether `step` (a plan.plan.Step) writes its target at positions its
-    innermost loop finds by walking stored coordinates: that loop's index is one
-    of the target's axes."""
-    return bool(step.order) and step.order[-1] in step.out \
-        and bool(walks_sparse(step.body, step.order[-1]))
+    """Whether `step` (a plan.plan.Step) writes its target at positions a loop
+    finds by walking stored coordinates with no sum inside it: that loop's index
+    is one of the target's axes, and so is every index looped inside it (a row
+    written at each record: `tmp[i,k,b] ⊕= Σ_j X[i,j,k]·V[j,b]`, order
+    (i, j, k, b), over a csf X, where summing the innermost stored index instead
+    keeps the row in registers)."""
+    for n in range(len(step.order) - 1, -1, -1):
+        v = step.order[n]
+        if v not in step.out:
+            return False
+        if walks_sparse(step.body, v):
+            return True
+    return False

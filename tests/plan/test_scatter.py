@@ -66,3 +66,15 @@ def test_explain_shows_the_expression_of_the_tie_compiled():
     assert line == "expression: Σ_i x[i]·(Σ_j A[i,j]·y[j])"
     assert "optimized" in kern.explain() and "Σ_j y[j]·(Σ_i A[i,j]·x[i])" in kern.explain()
     assert kern.c_source.splitlines()[2].strip() == "* " + line
+
+
+def test_a_row_written_at_each_walked_record_is_a_scatter():
+    """scatters: the walked loop's index and every index inside it are the
+    target's (a row a record), not when a sum runs inside the walk."""
+    from etchpy.plan.plan import make_plan
+    b, c = ep.indices("b c")
+    X, V, W = ep.tensor("X", 3, "csf"), ep.tensor("V", 2), ep.tensor("W", 2)
+    (step,) = make_plan(ep.sum(j, V[j, b] * X[i, j, k]), (i, k, b)).steps
+    assert step.order == ("i", "j", "k", "b") and scatters(step)
+    (step,) = make_plan(ep.sum(k, W[k, c] * X[i, j, k]), (i, j, c)).steps
+    assert step.order[-2:] == ("k", "c") and not scatters(step)
