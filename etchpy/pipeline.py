@@ -31,7 +31,7 @@ from .expr.nodes import Expr, Index
 from .expr.walk import keeps_sizes, tensors
 from .formats import Format
 from .plan import algorithms, dense as dense_plan, fusion, layout as plan_layout, nesting, \
-    plan as planning
+    plan as planning, unfuse
 from .plan.convert import kernel_tensors
 from .plan.cost import Stats
 from .plan.map_temps import map_temps
@@ -158,11 +158,12 @@ def plan_request(req: Request) -> tuple:
     stats = Stats(req.options.get("dims"), req.options.get("nnz"), plan.origin,
                   req.tuning, req.measured.fibers if req.measured is not None else ())
     plan = fusion.widen(plan, stats)      # which fused readers may sum more
-    if req.order is None:       # libm maps once a cell; dense steps as GEMMs (BLAS)
+    if req.order is None:       # chains ended for BLAS; libm maps once a cell; dense steps as GEMMs
+        dense_out = req.out_format is None or req.out_format.is_dense
+        plan = unfuse.cut(plan, req.semiring, stats, dense_out)
         plan = map_temps(plan, stats)
         plan = dense_plan.khatri_rao(plan, req.semiring, req.tuning, stats.dim)
-        plan = dense_plan.operand_temps(plan, req.semiring, stats,
-                                        req.out_format is None or req.out_format.is_dense)
+        plan = dense_plan.operand_temps(plan, req.semiring, stats, dense_out)
         plan = plan_layout.for_blas(plan, req.semiring, stats)
     dump("plan", plan.explain)
     return optimized, plan, costs, nested, expr
@@ -219,8 +220,9 @@ def choose_plan(req: Request, optimized: Optimized | None):
     measured = req.measured if req.measured is not None else Measured()
     stats = Stats(req.options.get("dims"), req.options.get("nnz"), tuning=req.tuning,
                   fibers=measured.fibers, runs=measured.runs, stored=measured.stored)
+    sr = req.semiring if req.order is None else None       # chains ended for BLAS (plan.unfuse)
     written = nesting.best(req.expr, req.out_indices, req.order, stats, out_format,
-                           plan_stats=optimized is not None)
+                           plan_stats=optimized is not None, sr=sr)
     if optimized is None:
         return written.plan, None, tuple(written.lines()), req.expr
     cost_written = written.price
@@ -265,7 +267,8 @@ def _cheapest_rewrite(req: Request, optimized: Optimized, stats: Stats):
             continue        # (the written term: priced already, in its best nesting)
         try:
             got = nesting.best(e, req.out_indices, req.order, stats, req.out_format,
-                               only_written=sketched or n > 0)
+                               only_written=sketched or n > 0,
+                               sr=req.semiring if req.order is None else None)
         except (OrderError, FormatError):   # a onehot, comparison or window in no order
             continue
         if best is None or got.price < best.price:

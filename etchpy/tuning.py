@@ -123,6 +123,7 @@ class Tuning:
     khatri_rao: bool = True           # ... only when its temporary is no larger than the factor it multiplies (real sizes), else the fused step
     blas_operands: bool = True        # ... Σ A·f, f element-wise: f a temporary, then a GEMM
     blas_broadcast: bool = True       # ... a GEMM batched along an M or N index, the other operand read again (plan.dense.blas_roles)
+    blas_cut: bool = True             # ... a chain of fused temporaries (plan.fusion) ended where its readers then run as BLAS, priced lower (plan.unfuse)
     algorithm_choice: bool = True     # per intersected level and reused row: merge, gallop or per pair, marker or not, from the fibre statistics
     map_temps: bool = True            # a libm map of dense inputs a step reaches >= map_temp_ratio times its cells: a temporary (plan.map_temps)
     map_temp_ratio: float = 2.0
@@ -152,8 +153,7 @@ class Tuning:
     fused_temporaries: bool = True    # a temporary a sparse walk makes and the next step reads as a factor: a workspace in its maker's loops (plan.fusion)
     access_order: bool = True         # loop orders priced with their strided dense reads; a
                                       # temporary laid out in its reader's order where it can be
-    written_nesting: bool = True      # a Σ nested in a product as written may run as its own
-                                      # step where priced cheaper than flattened (plan.nesting)
+    written_nesting: bool = True      # a Σ nested in a product as written may run as its own step where priced cheaper than flattened (plan.nesting)
     keep_last_call: bool = True       # the last call's arrays or Tensors: its binding reused
     call_plans: bool = True           # a call on inputs of a kind already run runs its plan
     plan_casts: bool = True           # ... numpy inputs it casts or copies contiguous too

@@ -91,7 +91,8 @@ def chained_steps(plan, tuning) -> set:
 
 
 def chains(plan) -> list[Chain]:
-    """The chains of `plan`, longest first from each driver, not overlapping."""
+    """The chains of `plan`, longest first from each driver, not overlapping; a
+    chain ends at a temporary in plan.cut (plan.unfuse)."""
     out, taken = [], set()
     for n in range(len(plan.steps)):
         if n in taken:
@@ -110,7 +111,7 @@ def _chain_from(plan, n, taken) -> Chain | None:
             not a.tensor.format.is_dense for a in accesses(driver.body)):
         return None                  # a dense driver keeps its step (BLAS, threads)
     links, at, outer, step = [], [n], driver.order, driver
-    while step.target in plan.temps:
+    while step.target in plan.temps and step.target not in plan.cut:
         prefix = _longest_prefix(outer, step.out)
         if not prefix:
             break

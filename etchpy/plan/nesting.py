@@ -27,6 +27,7 @@ import itertools
 import math
 from dataclasses import dataclass
 
+from . import unfuse
 from .plan import Plan, make_plan, total_cost
 from ..errors import FormatError, OrderError
 from ..expr.nodes import Add, Expr, Map, Mul, Sum
@@ -93,7 +94,7 @@ def _pulls_sum(e: Expr) -> bool:
 
 
 def best(e: Expr, out, order, stats, out_format=None, plan_stats=True,
-         only_written=False) -> Nesting:
+         only_written=False, sr=None) -> Nesting:
     """The cheapest nesting of e (see the module docstring), priced under `stats` (a
     plan.cost.Stats; its tuning's `written_nesting` off: the flat nest, as plain
     loops). `plan_stats=False` plans each nesting's steps without the cost model
@@ -101,7 +102,9 @@ def best(e: Expr, out, order, stats, out_format=None, plan_stats=True,
     the written nesting alone (every point kept). A nesting no loop order walks
     (an OrderError, or the FormatError of a onehot, comparison or window read in
     no order) is priced ∞. Raises the flat nest's error when no nesting is
-    walkable, and OrderError when `only_written` and the written one is not."""
+    walkable, and OrderError when `only_written` and the written one is not.
+    With a semiring `sr`, each price is less what ending its chains saves where
+    its readers then run as BLAS (plan.unfuse.gain): as the plan will run."""
     points = factor_points(e)
     given = stats if plan_stats else None
     priced: dict[frozenset, tuple[float, Plan | None]] = {}
@@ -111,8 +114,7 @@ def best(e: Expr, out, order, stats, out_format=None, plan_stats=True,
             try:
                 plan = make_plan(e, out, order, keep_factored=kept, stats=given,
                                  out_format=out_format)
-                priced[kept] = (total_cost(plan, stats.with_origin(plan.origin),
-                                           out_format), plan)
+                priced[kept] = (_price(plan, stats, out_format, sr), plan)
             except (OrderError, FormatError):   # this nesting walks no order; another may
                 priced[kept] = (math.inf, None)
         return priced[kept][0]
@@ -120,7 +122,7 @@ def best(e: Expr, out, order, stats, out_format=None, plan_stats=True,
     flat, written = frozenset(), frozenset(points)
     if not points or not stats.tuning.written_nesting:
         plan = make_plan(e, out, order, stats=given, out_format=out_format)
-        cost = total_cost(plan, stats.with_origin(plan.origin), out_format)
+        cost = _price(plan, stats, out_format, sr)
         return Nesting(plan, cost, flat, points, math.nan if points else cost, cost)
     most = stats.tuning.nesting_exhaustive
     for kept in [written] if only_written else _candidates(points, price, most):
@@ -132,6 +134,15 @@ def best(e: Expr, out, order, stats, out_format=None, plan_stats=True,
     chosen = min(ok, key=lambda k: (ok[k][0], len(k), sorted(map(str, k))))
     return Nesting(ok[chosen][1], ok[chosen][0], chosen, points, price(written),
                    math.nan if only_written else price(flat))
+
+
+def _price(plan: Plan, stats, out_format, sr) -> float:
+    """total_cost of `plan`, less plan.unfuse.gain under a semiring `sr`."""
+    stats = stats.with_origin(plan.origin)
+    cost = total_cost(plan, stats, out_format)
+    if sr is None:
+        return cost
+    return cost - unfuse.gain(plan, sr, stats, out_format is None or out_format.is_dense)
 
 
 def _candidates(points: tuple, price, exhaustive: int):

@@ -60,6 +60,8 @@ class Plan:
     conversions: tuple = ()                     # plan.convert.Conversion, made first
     wide: frozenset = frozenset()               # temporaries whose fused reader may sum
                                                 # more than the prefix (plan.fusion.widen)
+    cut: frozenset = frozenset()                # temporaries no chain fuses: their readers
+                                                # run whole, as BLAS (plan.unfuse)
 
     def explain(self) -> str:
         lines = [f"convert {c.explain()}" for c in self.conversions]

@@ -118,16 +118,18 @@ def test_tucker_nestings_with_wide_readers_agree_with_the_reference(case, extra,
 
 def test_a_tucker_middle_reader_is_wide_and_fused():
     """Σ_k W[k,c]·T[i,k,b] after the sparse walk over i runs at each i when W
-    stays in cache (it is read again at every i), and apart when it does not."""
+    stays in cache (it is read again at every i), and apart when it does not;
+    chains kept whole (blas_cut off: with it, this one ends for BLAS)."""
     i, j, k, a, b, c = ep.indices("i j k a b c")
     X = ep.tensor("X", 3, format="csf")
     U, V, W = (ep.tensor(m, 2) for m in "UVW")
     expr = ep.sum(i, U[i, a] * ep.sum(k, W[k, c] * ep.sum(j, X[i, j, k] * V[j, b])))
 
-    def planned(rank_c):
+    def planned(rank_c, tuning=ep.Tuning(blas_cut=False)):
         dims = {"i": 120, "j": 120, "k": 120, "a": 16, "b": 16, "c": rank_c}
-        return ep.compile(expr, out_indices=(b, c, a), optimize=False,
+        return ep.compile(expr, out_indices=(b, c, a), optimize=False, tuning=tuning,
                           optimizer_options={"dims": dims, "nnz": {"X": 180_000}})
     wide, narrow = planned(16), planned(64)
+    assert planned(16, None).plan.cut == {"tmp"}
     assert wide.plan.wide == {"tmp"} and "tmp → tmp_1" in wide.explain()
     assert not narrow.plan.wide and "tmp → tmp_1" not in narrow.explain()
