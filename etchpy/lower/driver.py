@@ -25,8 +25,8 @@ from .produced import Presence, note
 from .program import Program, input_params
 from . import schedule
 from .schedule import LoopParts, entries, prefetch, unswitch
-from .schedule.fused_rows import (writes_each_cell_at_most_once, writes_every_cell_once,
-                                  written_box)
+from .schedule.fused_rows import (box_known, writes_each_cell_at_most_once,
+                                  writes_every_cell_once, written_box)
 from .schedule.bounds import entries_bound, state_decls
 from .schedule.bucket_threads import blocked_passes
 from .schedule.kept_rows import with_kept_rows
@@ -278,7 +278,7 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     for stmts, text, filled in _lower_groups(lw):
         if filled is True:  # every cell is stored once: no zero fill, no zeroed flag
             body[0] = imp.SKIP
-        elif filled and _names_known(filled, params, plan):
+        elif filled and box_known(filled, params, plan):
             body[0] = target.clear_outside(filled)    # only the cells outside the box
         else:
             filled = False
@@ -290,13 +290,6 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     program = Program(tuple(params + out_params), seq(*body), output, plan, tuple(dims),
                       tuple(texts), target.refusals(), algorithms)
     return schedule.finish(program, semiring, tuning)
-
-
-def _names_known(box, params, plan) -> bool:
-    """Whether a written box's bounds read only the kernel's parameters and sizes
-    (so its cells outside can be cleared before any step runs)."""
-    known = {p.name for p in params} | {f"dim_{v}" for step in plan.steps for v in step.order}
-    return all(imp.names_used(e) <= known for lo_hi in box.values() for e in lo_hi)
 
 
 def _lower_groups(lw: Lowering):
@@ -347,7 +340,8 @@ def _lower_step(step, lw: Lowering):
     once) of one step of the plan. With `lw.presence` (the output is sparse), a
     temporary whose cells may get no product keeps flags (lower.produced),
     recorded in presence.has for the steps that read it. A temporary that its
-    one step stores each cell of once is not filled first (tuning.first_store)."""
+    one step stores each cell of once, or sets by a call (BLAS, its fallback
+    loops after a fill), is not filled first (tuning.first_store)."""
     stmts, sr, names, presence, has = [], lw.sr, lw.names, lw.presence, None
     low, s = lw.stream(step)
     if step.target == "out":
@@ -362,22 +356,28 @@ def _lower_step(step, lw: Lowering):
         target = DenseTarget(tvals, step.out, sr, names, has=has)
     s = entries.split(s, target, lw.tuning)
     filled = False
-    only = sum(1 for st in lw.plan.steps if st.target == "out") == 1
-    if step.target == "out" and only and target.dense_axes is not None:
+    owns = step.target == "out" and target.dense_axes is not None and sum(
+        1 for st in lw.plan.steps if st.target == "out") == 1
+    alone = step.target != "out" and has is None and lw.tuning.first_store and sum(
+        st.target == step.target for st in lw.plan.steps) == 1
+    if owns:
         filled = _owned(target, s, len(step.out), lw.tuning)
-    elif step.target != "out" and has is None and lw.tuning.first_store and sum(
-            st.target == step.target for st in lw.plan.steps) == 1 and target.own(
-            writes_every_cell_once(s, len(step.out), lw.tuning.runs)):
+    elif alone and target.own(writes_every_cell_once(s, len(step.out), lw.tuning.runs)):
         stmts[0], filled = Alloc(tvals, "value", size, None), True
     text = f"{step.target}: " + "; ".join(streams.describe(s))
     stmts.append(imp.Comment(f"{step.target}[{','.join(step.out)}] ⊕= "
                              + (f"Σ_{{{','.join(step.bound)}}} " if step.bound else "")
                              + f"{step.body}   order ({', '.join(step.order)})"))
     loops = emit_loops(lw.emitter(target, bool(low.scratch), presence), s)
+    sets = (owns or alone) and filled is not True     # a call sets every cell: no fill
     for p in schedule.at("call", lw.tuning):
-        called = p.run(lw, step, target, loops, filled is True)
+        called = p.run(lw, step, target, seq(target.clear(lw.names.fresh("set_k")), loops)
+                       if sets else loops, filled is True or sets)
         if called is not None:
             loops, text = called[0], text + called[1]
+            if sets and alone:
+                stmts[0] = Alloc(tvals, "value", size, None)
+            filled = True if sets and owns else filled
             break
     used = imp.names_used(loops)           # a marker built but never read is dropped
     stmts += [Alloc(arr, typ, size, fill) for arr, typ, size, fill in low.scratch

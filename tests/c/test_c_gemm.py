@@ -116,3 +116,47 @@ def test_each_bundled_openblas_is_called_with_its_own_extent_width(package):
     finally:
         for bind in binds:
             bind(*blas.gemm_pointers())
+
+
+def _chain():
+    A, B, C = ep.tensor("A", 2), ep.tensor("B", 2), ep.tensor("C", 2)
+    (l,) = ep.indices("l")
+    return ep.sum(k, ep.sum(j, A[i, j] * B[j, k]) * C[k, l]), (i, l)
+
+
+def test_a_gemm_sets_its_target_unfilled():
+    """A temporary and an output that a GEMM sets are not zero-filled first: the
+    temporary is allocated unfilled, each Gemm overwrites, the output takes no
+    zeroed flag; the fallback loops clear the target before adding (unbound,
+    zero extents), so a garbage `out` buffer still gets the product. The Imp
+    interpreter, which fills an unfilled array with garbage, agrees."""
+    from etchpy import imp
+    from etchpy.imp import Alloc, Gemm
+    from etchpy.testing import imp_evaluate
+    e, out = _chain()
+    kern = ep.compile(e, out_indices=out)
+    rng = np.random.default_rng(4)
+    ins = {"A": rng.random((9, 8)), "B": rng.random((8, 7)), "C": rng.random((7, 6))}
+    want = ins["A"] @ ins["B"] @ ins["C"]
+    np.testing.assert_allclose(kern(**ins), want, rtol=1e-12)
+    prog = kern._current().compiled.program
+    body = list(imp.statements(prog.body))
+    gemms = [s for s in body if isinstance(s, Gemm)]
+    assert len(gemms) == 2 and all(g.overwrite for g in gemms)
+    assert [s.fill for s in body if isinstance(s, Alloc) and s.array == gemms[0].c_array] == [None]
+    assert not any(p.kind == "out_zeroed" for p in prog.params)
+    np.testing.assert_allclose(imp_evaluate(e, ins, out_indices=out), want, rtol=1e-12)
+    lib = kern.library("int64_t")
+    bind = getattr(ctypes.CDLL(str(lib.path)), BIND_SYMBOL)
+    bind.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int]
+    bind(None, None, None, None, 0)                                  # unbound: the loops run
+    try:
+        buf = np.full((9, 6), np.nan)
+        np.testing.assert_allclose(kern(**ins, out=buf), want, rtol=1e-12)
+    finally:
+        bind(*blas.gemm_pointers())
+    for m, kk, n in [(3, 0, 4), (0, 2, 3), (2, 3, 0)]:
+        small = {"A": np.ones((m, kk)), "B": np.ones((kk, 5)), "C": np.ones((5, n))}
+        buf = np.full((m, n), np.nan)
+        np.testing.assert_array_equal(kern(**small, out=buf), np.ones((m, kk)) @ small["B"]
+                                      @ small["C"])

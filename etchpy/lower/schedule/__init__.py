@@ -10,7 +10,8 @@ are tried at each of their points:
            groups run together, lw.lower_step lowers one step alone)
     call   a step's lowered loop nest: run(lw, step, target, loops, filled) ->
            (statements, a note for its description) or None: the step as one
-           library call, its loops kept for when none is bound
+           library call, its loops kept for when none is bound; with `filled`
+           the call sets every cell of the target (its contents before unread)
     step   a step's whole loop nest: run(em, s) -> statements or None
     level  the loops of one stream level inside a nest: run(em, s, ctx)
     loop   the form of one loop whose parts are worked out (`LoopParts`):

@@ -195,3 +195,10 @@ def _cell(em, ss, ctx) -> imp.Stmt:
     adds = [em.accumulate(s, reg) for s in sums]
     adds += [Assign(reg, imp.Ring("add", Var(reg), v)) for v in values]
     return seq(Decl(reg, "value", start), *adds, em.target.write(ctx, Var(reg), once=True))
+
+
+def box_known(box, params, plan) -> bool:
+    """Whether a written box's bounds read only the kernel's parameters and sizes
+    (so its cells outside can be cleared before any step runs)."""
+    known = {p.name for p in params} | {f"dim_{v}" for step in plan.steps for v in step.order}
+    return all(imp.names_used(e) <= known for lo_hi in box.values() for e in lo_hi)
