@@ -35,7 +35,7 @@ def cut(plan, sr, stats, dense_out: bool = True):
         >>> from etchpy.plan.plan import make_plan
         >>> from etchpy.plan.cost import Stats
         >>> i, j, k, a, b, c = ep.indices("i j k a b c")
-        >>> X, U, V, W = ep.tensor("X", 3, "csf"), ep.tensor("U", 2), ep.tensor("V", 2), ep.tensor("W", 2)
+        >>> X, (U, V, W) = ep.tensor("X", 3, "csf"), (ep.tensor(m, 2) for m in "UVW")
         >>> e = ep.sum(i, U[i, a] * ep.sum(j, V[j, b] * ep.sum(k, X[i, j, k] * W[k, c])))
         >>> plan = make_plan(e, (c, b, a), keep_factored=True)
         >>> [s.target for s in plan.steps]
