@@ -74,8 +74,8 @@ def test_every_written_nesting_plans_the_flat_steps():
 
 
 @pytest.mark.parametrize("shape, ranks, nnz", [
-    ((7, 5, 6), (3, 2, 4), 60), ((1, 6, 5), (2, 3, 1), 12), ((6, 1, 5), (1, 1, 1), 10),
-    ((5, 6, 1), (4, 2, 3), 9), ((9, 8, 7), (5, 5, 5), 1), ((4, 4, 4), (2, 2, 2), 64)])
+    ((7, 5, 6), (3, 2, 4), 60), ((1, 6, 5), (2, 3, 1), 12), ((5, 6, 1), (4, 2, 3), 9),
+    ((9, 8, 7), (5, 5, 5), 1)])
 @pytest.mark.parametrize("first", ["i", "j", "k", None])
 def test_cut_plans_run_on_the_imp_interpreter(shape, ranks, nnz, first):
     """Sizes stated so that the chain is cut (and not, off): the Imp
@@ -91,8 +91,7 @@ def test_cut_plans_run_on_the_imp_interpreter(shape, ranks, nnz, first):
 
 
 @pytest.mark.parametrize("shape, ranks, nnz", [
-    ((30, 25, 20), (16, 8, 12), 2500), ((20, 30, 25), (8, 16, 4), 4000),
-    ((40, 20, 30), (12, 12, 12), 600), ((24, 24, 24), (1, 16, 16), 3000)])
+    ((30, 25, 20), (16, 8, 12), 2500), ((24, 24, 24), (1, 16, 16), 3000)])
 @pytest.mark.parametrize("first", ["i", "j", "k", None])
 def test_cut_plans_agree_in_c(shape, ranks, nnz, first):
     """Kernels planned from the inputs cut their chain (not off) and give
