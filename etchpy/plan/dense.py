@@ -166,6 +166,22 @@ def factors(body: Expr) -> list | None:
     return None
 
 
+def pair_axes(body: Expr):
+    """(the two accesses of a product of two dense array reads, each one's
+    storage axes) or None: what a GEMM step multiplies.
+
+        >>> from etchpy.expr.nodes import indices, tensor
+        >>> i, j, k = indices("i j k")
+        >>> pair_axes(tensor("A", 2)[i, j] * tensor("B", 2)[j, k])[1]
+        [('i', 'j'), ('j', 'k')]
+    """
+    fs = factors(body)
+    if fs is None or len(fs) != 2:
+        return None
+    axes = [storage_axes(f) for f in fs]
+    return None if None in axes else (fs, axes)
+
+
 def khatri_rao(plan, sr: Semiring, tuning, dim) -> object:
     """`plan` with each dense three-factor step that pays planned as a Khatri-Rao
     temporary and a GEMM (see the module's docstring). `dim(name)` estimates an

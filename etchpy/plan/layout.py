@@ -125,10 +125,10 @@ def for_blas(plan, sr, stats, limit: int = 512):
     steps = list(plan.steps)
     makers = {s.target: n for n, s in enumerate(steps) if s.target in plan.temps}
     for n, step in enumerate(steps):
-        fs = dense.factors(step.body) if n not in chained else None
-        if fs is None or len(fs) != 2 or any(dense.storage_axes(f) is None for f in fs):
+        pair = dense.pair_axes(step.body) if n not in chained else None
+        if pair is None:
             continue
-        axes = [dense.storage_axes(f) for f in fs]
+        fs, axes = pair
         roles = dense.gemm_roles(*axes, step.out, step.bound)
         if roles is None or (roles[3] and sum(1 for g in roles[:3] if g) < 2):
             continue

@@ -103,9 +103,8 @@ def _priced(plan, sr, stats, dense_out) -> float:
 def _blas_calls(step, stats) -> float | None:
     """How many BLAS calls run `step` in its layouts (a batch point each), or
     None when it is no GEMM (plan.dense.blas_roles)."""
-    fs = dense.factors(step.body)
-    if fs is None or len(fs) != 2 or any(dense.storage_axes(f) is None for f in fs):
+    pair = dense.pair_axes(step.body)
+    if pair is None:
         return None
-    axes = [dense.storage_axes(f) for f in fs]
-    roles = dense.blas_roles(*axes, step.out, step.bound, stats.tuning.blas_broadcast)
+    roles = dense.blas_roles(*pair[1], step.out, step.bound, stats.tuning.blas_broadcast)
     return None if roles is None else stats.full(roles[3])

@@ -41,12 +41,10 @@ def gemm_step(step, plan, sr, bindings, target, tuning, loops, filled) -> Gemm |
     if not (tuning.blas and dense.has_blas(sr) and target.dense_axes is not None
             and not target.keeps_flags):
         return None
-    fs = dense.factors(step.body)
-    if fs is None or len(fs) != 2:
+    pair = dense.pair_axes(step.body)
+    if pair is None or any(f.tensor.name not in bindings for f in pair[0]):
         return None
-    axes = [dense.storage_axes(f) for f in fs]
-    if None in axes or any(f.tensor.name not in bindings for f in fs):
-        return None
+    fs, axes = pair
     (a_axes, b_axes), c_axes = axes, target.dense_axes
     roles = dense.blas_roles(a_axes, b_axes, c_axes, step.bound, tuning.blas_broadcast)
     if roles is None:
