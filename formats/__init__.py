@@ -11,6 +11,8 @@ Storage level k holds logical mode `mode_order[k]`.
                                affine in the parent, clipped (ushape)
                   blocks       a segment of blocks of consecutive coordinates per parent
                                (bseg, bfirst, bpos)
+                  tiles        parents in groups of R, each a segment of dense R×C
+                               tiles (tptr, tcol, tshape): scipy's bsr as it lies
                   runs         runs of equal values covering each fibre (rseg, rend); a
                                last level only
                   sparse_runs  runs of equal values with the fill between them (rseg,
@@ -37,6 +39,7 @@ singleton level reads such a range.
                    csf = all compressed, banded = (dense..., banded) (row bands; scipy's
                    dia binds to it), uniform_band = (dense..., uniform_band) (the same
                    diagonals on every row), blocks = (dense..., blocks) (rows of dense blocks),
+                   bsr = (dense..., tiles) (scipy's bsr arrays bound as they are),
                    rle = (dense..., runs) (rows of runs: images, masks),
                    sparse_rle = (dense..., sparse_runs) (rows of runs over a fill),
                    bytemap = (dense..., bytemap) (rows walked sparse, probed in O(1)),

@@ -165,12 +165,18 @@ class Blocks:
     pos[b + 1] - pos[b], at least 1), coordinate first[b] + i at position
     pos[b] + i; the coordinates strictly increase from block to block. A segment
     of dense runs: inside a block any coordinate is found in O(1) (position =
-    coordinate + pos[b] - first[b])."""
+    coordinate + pos[b] - first[b]).
+
+    `tiles` (width, step, at), with `pos` None: every block holds `width`
+    coordinates, block b the coordinates first[b]·width + i at the positions
+    at + b·step + i (formats.tiles: a bsr tile's row, the blocks of one parent
+    not adjacent in memory)."""
 
     first: str
-    pos: str
+    pos: str | None
     start: Expr
     end: Expr
+    tiles: tuple | None = None
 
 
 @dataclass(frozen=True)

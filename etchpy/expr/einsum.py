@@ -45,8 +45,8 @@ from .nodes import Expr, Index, TensorVar
 
 __all__ = ["Einsum", "einsum_expr", "einsum_parts"]
 
-_SPARSE_FORMATS = {"csr": "csr", "csc": "csc", "coo": "coo",   # scipy's layouts: as they are,
-                   "dia": "csr", "bsr": "csr", "lil": "csr", "dok": "csr"}   # or as csr
+_SPARSE_FORMATS = {"csr": "csr", "csc": "csc", "coo": "coo", "bsr": "bsr",  # scipy's layouts:
+                   "dia": "csr", "lil": "csr", "dok": "csr"}    # as they are, or as csr
 ELLIPSIS = "..."
 
 Item = tuple[str, int]   # (a letter or ELLIPSIS, its position in the spec)

@@ -33,7 +33,7 @@ TENSOR_DOC = """A TensorVar: input `name` of `order` indices, stored in `format`
 
 Parameters: name, an identifier (the keyword its input is passed by); order, the
 number of indices (0 for a scalar); format, the layout the kernel reads: "dense"
-(the default), "csr", "csc", "dcsr", "coo", "csf", "banded", "uniform_band", "blocks", "rle",
+(the default), "csr", "csc", "dcsr", "coo", "csf", "banded", "uniform_band", "blocks", "bsr", "rle",
 "sparse_rle", "bytemap", "hash", "ellpack" or an ep.Format(levels, mode_order); iso=True, every stored value is the semiring's one and is never read
 (another value is an InputError; ep.Tensor.pattern makes an input checked once).
 Raises: ExpressionTypeError for a bad name or order, FormatError for an unknown
@@ -59,6 +59,10 @@ allows; "the semiring's dtype" is float64 for `real`, bool for `boolean`, ...):
                     with ep.Tensor.from_scipy(m, "uniform_band"))
     blocks  1, 2, 3, 4  an ep.Tensor in blocks (a scipy bsr_array is regrouped
                     into rows of runs; its values shared when blocks are one row)
+    bsr     1, 2, 3, 4  a scipy bsr_array or bsr_matrix of the semiring's dtype,
+                    any blocksize, blocks in order within each block row (out of
+                    order: moved whole, each call), indptr and indices of one
+                    dtype; an ep.Tensor in bsr
     rle     1, 2, 3, 4  an ep.Tensor in rle (runs of equal values per row; pack
                     an image once with ep.Tensor.from_dense(img, "rle"))
     sparse_rle  1, 2, 3, 4  an ep.Tensor in sparse_rle (runs of equal values per

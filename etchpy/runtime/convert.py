@@ -135,7 +135,8 @@ def from_scipy(m, format, sr, name) -> Parts:
         fmt = Format.parse(format or (dia_format(m) if m.format == "dia" else "blocks"), 2)
         got = (from_dia if m.format == "dia" else from_bsr)(m, fmt, sr, name)
         if got is not None:
-            return Parts(m.shape, fmt, _narrowest(got[0], m.shape), got[1], sr.zero)
+            return Parts(m.shape, fmt, _narrowest(got[0], m.shape, len(got[1])), got[1],
+                         sr.zero)
         format = fmt
     if m.format != "coo":
         m = m.tocoo()
@@ -355,11 +356,13 @@ def _placed(values, parent_ids, n_parents, fill):
     return vals
 
 
-def _narrowest(levels, shape):
-    """The index arrays as int32 when every value fits: a coordinate is below its
-    dimension and a pos entry at most its level's length."""
+def _narrowest(levels, shape, values=0):
+    """The index arrays as int32 (no copy of those that are) when every value
+    fits: a coordinate is below its dimension, a pos entry at most its level's
+    length, a position below the `values` stored (a tile level's positions are
+    not the length of any of its arrays)."""
     arrays = [a for lv in levels for a in lv.values()]
-    bound = max([0, *shape] + [len(a) for a in arrays])
+    bound = max([0, values, *shape] + [len(a) for a in arrays])
     if bound > INT32_LIMIT:
         return levels
-    return tuple({k: a.astype(np.int32) for k, a in lv.items()} for lv in levels)
+    return tuple({k: a.astype(np.int32, copy=False) for k, a in lv.items()} for lv in levels)

@@ -35,7 +35,10 @@ import numpy as np
 from ..errors import InputError
 from ..formats import Format
 from ..formats.blocks import spread
-from ..formats.compressed import check_pointers, check_range, index_array
+from ..formats.compressed import (check_pointers, check_range, first_order_violation,
+                                  index_array)
+from .checks import check_compressed
+from .segment_sort import sorted_segments
 
 
 def checked(m, where: str):
@@ -135,10 +138,13 @@ def from_dia(m, fmt, sr, name) -> tuple | None:
 
 
 def from_bsr(m, fmt, sr, name) -> tuple | None:
-    """Rows of dense blocks of the canonical bsr array `m`: row i of block row br
-    holds one run of C columns per block of br (adjacent blocks stay separate
-    runs). `m` has been `checked` (on every call: its arrays may have been written
-    in place since the last)."""
+    """Rows of dense blocks of the canonical bsr array `m`: format bsr = (dense,
+    tiles), scipy's arrays as they are (`_tiles`); format blocks, row i of block
+    row br holds one run of C columns per block of br (adjacent blocks stay
+    separate runs). `m` has been `checked` (on every call: its arrays may have
+    been written in place since the last)."""
+    if fmt == Format.named("bsr", 2):
+        return _tiles(m, fmt, sr, name)
     if fmt != Format.named("blocks", 2) or not m.has_canonical_format:
         return None
     where = f"tensor {name!r} (scipy bsr input)"
@@ -157,3 +163,34 @@ def from_bsr(m, fmt, sr, name) -> tuple | None:
     fmt.levels[1].check(level, nrows, m.shape[1], f"{where} as blocks")
     vals = data.reshape(-1) if R == 1 else data[block, owner % R, :].reshape(-1)
     return ({}, level), vals
+
+
+def _tiles(m, fmt, sr, name) -> tuple | None:
+    """The bsr array `m` as a tile level over its own arrays: indptr, indices and
+    data bound without a copy where their dtypes are the kernel's and its block
+    columns increase within each block row, whatever its has_canonical_format
+    says (checked in one compiled pass where a compiler is available, as a csr
+    input's are); blocks out of order are put in order (the blocks moved whole,
+    not sorted entry by entry); None where a block row repeats a block column
+    (the caller combines the repeats through coo). `m` has been `checked`."""
+    where = f"tensor {name!r} (scipy bsr input)"
+    (R, C), (nrows, ncols) = m.blocksize, m.shape
+    indptr, indices = np.asarray(m.indptr), np.asarray(m.indices)
+    data = sr.cast(np.asarray(m.data), what=f"{where} data")
+    level = {"tptr": indptr, "tcol": indices, "tshape": np.array([R, C], dtype=np.int64)}
+    fast = (check_compressed(indptr, indices, nrows // R, ncols // C)
+            if indptr.dtype == indices.dtype else None)
+    if fast is None or fast[0] not in (0, 5):       # words the error, or finds the order
+        fmt.levels[1].check(level, nrows, ncols, f"{where} as tiles", order=False)
+        ordered = first_order_violation(indptr, indices, strict=True) < 0
+    else:
+        ordered = fast[0] == 0
+    if not ordered:
+        shape = (nrows // R, ncols // C)
+        ok, (indptr, indices, perm) = sorted_segments(shape, "csr", indptr, indices,
+                                                      np.arange(len(indices)))
+        if not ok:
+            return None
+        level.update(tptr=indptr, tcol=indices)
+        data = data[perm]
+    return ({}, level), np.ascontiguousarray(data).reshape(-1)

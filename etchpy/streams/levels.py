@@ -144,9 +144,9 @@ def level_stream(names, level, var, size, arrays, parent, child, crd_len=None,
         case shapes.Segment(crd, start, end, unique):
             return segment_level(names, var, crd, start, end, unique, child, crd_len,
                                  in_order)
-        case shapes.Blocks(first, pos, start, end):
+        case shapes.Blocks(first, pos, start, end, tiles):
             return blocks_level(names, var, first, pos, start, end, child,
-                                crd_len if in_order else None)
+                                crd_len if in_order and pos else None, tiles)
         case shapes.Band(lo_c, hi_c, at, fixed):
             return band_level(names, var, lo_c, hi_c, at, child, crd_len if in_order else None,
                               None if fixed is None else (lo, fixed))
@@ -237,20 +237,29 @@ def lookup_level(names, var, crd: str, start: imp.Expr, end: imp.Expr, first: im
                                  Extent(left)))
 
 
-def blocks_level(names, var, first: str, pos: str, start: imp.Expr, end: imp.Expr,
-                 child, n: imp.Expr | None = None) -> Stream:
+def blocks_level(names, var, first: str, pos: str | None, start: imp.Expr, end: imp.Expr,
+                 child, n: imp.Expr | None = None, tiles: tuple | None = None) -> Stream:
     """The blocks start..end-1, block b the coordinates first[b] + i at positions
     pos[b] + i, i < pos[b+1] - pos[b] (a formats.level.Blocks): a segment of
     counted loops (the Pieces fact), no coordinate loaded inside a block; skip
     jumps, to the block holding the target, then to the target in it. `n`: the
     level's positions, given when its parents are visited in order: a parent's
     blocks, and successive parents, follow one another in memory (the Runs
-    hint, as band_level's)."""
+    hint, as band_level's). `tiles` (width, step, at), with `pos` None: block b
+    the coordinates first[b]·width + i at positions at + b·step + i, i < width."""
     b, be, c, e, d = (names.fresh(f"{var}_{x}") for x in ("b", "bend", "c", "end", "shift"))
     bv, bev, cv, ev, dv = (Var(x) for x in (b, be, c, e, d))
-    enter = If(lt(bv, bev), seq(Assign(c, Load(first, bv)),
-                                Assign(e, imp.add(cv, _length(pos, bv))),
-                                Assign(d, Bin("-", Load(pos, bv), cv))))
+    if tiles is None:
+        lead, length, at0 = Load(first, bv), _length(pos, bv), Load(pos, bv)
+        left = Bin("-", Load(pos, bev), Load(pos, bv))
+    else:                       # the parent's base, computed once (state a)
+        width, step, base = tiles
+        a = names.fresh(f"{var}_base")
+        lead, length = imp.mul(Load(first, bv), width), width
+        at0 = imp.add(Var(a), imp.mul(bv, step))
+        left = imp.mul(Bin("-", bev, bv), width)
+    enter = If(lt(bv, bev), seq(Assign(c, lead), Assign(e, imp.add(cv, length)),
+                                Assign(d, Bin("-", at0, cv))))
     advance = seq(incr(b), enter)
 
     def skip(t, r):
@@ -262,10 +271,10 @@ def blocks_level(names, var, first: str, pos: str, start: imp.Expr, end: imp.Exp
     value = child((at, imp.add(at, ONE)))
     read = imp.arrays_loaded_at(value.init if is_stream(value) else value, at)
     runs = Runs(tuple(read), n, at) if n is not None and read else None
-    init = seq(Assign(b, start), Assign(be, end), Assign(c, ZERO), Assign(e, ZERO),
-               Assign(d, ZERO), enter)
-    left = Bin("-", Load(pos, bev), Load(pos, bv))
-    return Stream(var=var, state=tuple((x, "index") for x in (b, be, c, e, d)), init=init,
+    init = seq(*([Assign(a, base)] if tiles else []), Assign(b, start), Assign(be, end),
+               Assign(c, ZERO), Assign(e, ZERO), Assign(d, ZERO), enter)
+    state = (b, be, c, e, d, a) if tiles else (b, be, c, e, d)
+    return Stream(var=var, state=tuple((x, "index") for x in state), init=init,
                   valid=lt(cv, ev), index=cv, ready=TRUE, value=value,
                   next=seq(incr(c), If(le(ev, cv), advance)), skip=skip,
                   search="blocks: jump to the block, then within it",

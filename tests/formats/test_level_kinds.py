@@ -28,9 +28,11 @@ PACKAGE = ROOT / "etchpy"
 KINDS = {kind.__name__ for kind in _LEVEL_NAMES.values()}
 KIND_WORDS = {w + s for w in set(_LEVEL_NAMES) - {"dense", "hash"}
               for s in ("", "-nonunique", "-nu")} \
-    | (set(_LAST_LEVEL_FORMATS) - {"hash"}) | KINDS     # a class name compared as a string
+    | (set(_LAST_LEVEL_FORMATS) - {"hash", "bsr"}) | KINDS  # a class name compared as a string
 # ("hash" is left out: it is also the name of an Imp operator, imp.Bin("hash", k, mask),
-# which c/render.py and c/statements.py compare with; the class name Hash is in KINDS)
+# which c/render.py and c/statements.py compare with; the class name Hash is in KINDS.
+# "bsr", the tile level's named format, is also scipy's `.format` string, which the
+# code binding scipy inputs matches (interop); the kind's own name, "tiles", is kept)
 ALLOWED = {"__init__.py"}                 # the public API's re-export
 PENDING: set[str] = set()
 

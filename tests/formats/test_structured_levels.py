@@ -15,7 +15,8 @@ i, j, k = ep.indices("i j k")
 SR = ep.semirings.get("real")
 STRUCTURED = [ep.Format.named("banded", 2), ep.Format.named("blocks", 2),
               ep.Format(["banded", "blocks"]), ep.Format(["blocks", "banded"], (1, 0)),
-              ep.Format(["dense", "banded"], (1, 0)), ep.Format(["blocks", "compressed"])]
+              ep.Format(["dense", "banded"], (1, 0)), ep.Format(["blocks", "compressed"]),
+              ep.Format.named("bsr", 2), ep.Format(["tiles", "blocks"], (1, 0))]
 
 
 @settings(max_examples=30, deadline=None)

@@ -83,7 +83,7 @@ CHOSEN = {
     "dense": "dense dense dense dense", "csr": "append bucket append workspace",
     "csc": "bucket append bucket workspace", "dcsr": "append coords append workspace",
     "coo": "listed coords listed coords", "csf": "append coords append workspace",
-    "blocks": "coords coords coords coords", "banded": "coords coords coords coords",
+    "blocks": "coords coords coords coords", "bsr": "coords coords coords coords", "banded": "coords coords coords coords",
     "bytemap": "insert insert insert insert", "hash": "insert insert insert insert",
     "rle": "spans dense spans dense", "sparse_rle": "spans coords spans coords",
     "uniform_band": "coords coords coords coords", "ellpack": "coords coords coords coords"}

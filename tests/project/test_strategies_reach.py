@@ -149,17 +149,17 @@ def _c_identifiers(src: str) -> set:
 
 
 def test_central_draws_reach_the_structured_level_kinds():
-    """Banded, uniform band and block-list levels (issue 40) and ELLPACK levels
-    (issue 41) are among the central strategy's draws: all within twice the
-    CI's examples (100 draws, no compiling); the CI's 50 reach three of them (the
-    four share the three structured level draws there, so a new kind takes one
-    kind's turn: blocks since ELLPACK joined)."""
-    structured = {"banded", "uniform_band", "blocks", "ellpack"}
-    twice = {str(lv) for m, sr in enumerate(SEMIRINGS)
-             for p in record(central_problems(m), 2 * EXAMPLES_PER_SEMIRING,
+    """Banded, uniform band and block-list levels (issue 40), ELLPACK levels
+    (issue 41) and tile levels (bsr) are among the central strategy's draws: all
+    within four times the CI's examples (200 draws, no compiling); the CI's 50
+    reach three of them (the five share the three structured level draws there,
+    so a new kind takes one kind's turn: blocks since ELLPACK joined)."""
+    structured = {"banded", "uniform_band", "blocks", "ellpack", "tiles"}
+    drawn = {str(lv) for m, sr in enumerate(SEMIRINGS)
+             for p in record(central_problems(m), 4 * EXAMPLES_PER_SEMIRING,
                              f"{CENTRAL}[{sr.name}]")
              for f in p.formats.values() for lv in f.levels}
-    assert structured <= twice, sorted(twice)
+    assert structured <= drawn, sorted(drawn)
     kinds = {str(lv) for p in central_draws() for f in p.formats.values() for lv in f.levels}
     assert len(structured & kinds) >= 3, sorted(kinds)
 
@@ -202,7 +202,7 @@ def test_random_formats_reach_every_kind_at_every_position_and_order():
     may take: the kinds that may sit anywhere (ANY_LEVEL: compressed, dense, the
     band, block-list and ELLPACK kinds) at each of two and three levels, the
     last-only kinds (run lists, bytemap, hash) last, each in the identity mode
-    order and in a permuted one (1,500 derandomised draws, no compiling; the CI's
+    order and in a permuted one (3,000 derandomised draws, no compiling; the CI's
     50 central examples sample them, tests/end_to_end/test_kinds_every_position.py
     pins each)."""
     from etchpy.formats import _LEVEL_NAMES
@@ -210,7 +210,7 @@ def test_random_formats_reach_every_kind_at_every_position_and_order():
     last = [n for n, kind in _LEVEL_NAMES.items() if getattr(kind, "last_only", None)]
     for order in (2, 3):
         seen = {(str(lv), k, f.mode_order == tuple(range(order)))
-                for f in record(random_formats(order), 1500, f"formats {order}")
+                for f in record(random_formats(order), 3000, f"formats {order}")
                 for k, lv in enumerate(f.levels)}
         want = {(kind, k, ident) for kind in ANY_LEVEL for k in range(order)
                 for ident in (True, False)}

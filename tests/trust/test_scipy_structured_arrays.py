@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 import etchpy as ep
 from etchpy.errors import InputError
 
-FORMATS = ["dense", "csr", "banded", "uniform_band", "blocks"]
+FORMATS = ["dense", "csr", "banded", "uniform_band", "blocks", "bsr"]
 X = np.arange(1.0, 7.0)
 
 

@@ -1,8 +1,9 @@
 """scipy bsr and dia inputs written in place between calls (issue 41): the next
 call gives the right answer or an InputError naming the input, never a crash.
-Neither is bound over scipy's own arrays (runtime.structured_inputs regroups the
-values and builds the index arrays on every call), so the binding checks what
-it builds from: bsr's indptr and indices, dia's offsets."""
+A bsr input read as format bsr is bound over scipy's own arrays (a tile level);
+otherwise runtime.structured_inputs regroups the values and builds the index
+arrays on every call. Either way the binding checks, on every call, what it
+reads: bsr's indptr and indices, dia's offsets."""
 import warnings
 
 import numpy as np
@@ -35,10 +36,11 @@ DIA = [("data", ..., 2.0), ("offsets", 1, 10 ** 6), ("offsets", 1, 0), ("offsets
        ("offsets", 1, -9), ("offsets", 0, -7)]
 
 
+@pytest.mark.parametrize("fmt", ["blocks", "bsr"])
 @pytest.mark.parametrize("blocksize", [(1, 2), (2, 2)])
 @pytest.mark.parametrize("attr, at, value", BSR)
-def test_a_bsr_input_written_in_place(blocksize, attr, at, value):
-    _changed(_bsr(blocksize), "blocks", attr, at, value)
+def test_a_bsr_input_written_in_place(fmt, blocksize, attr, at, value):
+    _changed(_bsr(blocksize), fmt, attr, at, value)
 
 
 @pytest.mark.parametrize("fmt", ["banded", "uniform_band"])
