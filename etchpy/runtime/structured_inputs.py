@@ -66,8 +66,15 @@ def checked(m, where: str):
     if len(indices) != len(data):
         raise InputError(f"{where}: indices has {len(indices)} entries but data "
                          f"{len(data)} blocks; they must match")
-    check_pointers(indptr, nrows // R, len(indices), where, "indptr", "indices", "block rows")
-    check_range(indices, ncols // C, f"{where}: indices")
+    fast = (check_compressed(indptr, indices, nrows // R, ncols // C)   # one compiled pass
+            if indptr.dtype == indices.dtype else None)
+    if fast is None or fast[0] not in (0, 5):      # (5: valid, blocks out of order)
+        check_pointers(indptr, nrows // R, len(indices), where, "indptr", "indices",
+                       "block rows")
+        check_range(indices, ncols // C, f"{where}: indices")
+        if fast is not None:    # the compiled check saw a problem the numpy one missed
+            raise InputError(f"{where}: malformed indptr/indices (check code {fast[0]} "
+                             f"at {fast[1]})")
     return m
 
 
