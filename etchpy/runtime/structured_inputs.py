@@ -120,22 +120,28 @@ def from_dia(m, fmt, sr, name) -> tuple | None:
     data = sr.cast(np.asarray(m.data), what=f"{where} data")
     width = min(ncols, data.shape[1])
     held = (offsets > -nrows) & (offsets < width)      # diagonals holding some cell
-    offsets, data = offsets[held], data[held]
-    rows = np.arange(nrows, dtype=np.int64)
+    if not held.all():
+        offsets, data = offsets[held], data[held]
     lo, hi = (int(offsets.min()), int(offsets.max())) if len(offsets) else (0, -1)
     if uniform and hi - lo + 1 > max(ncols, 1):
         return None
-    by_diagonal = np.full((hi - lo + 1, nrows), sr.zero, dtype=data.dtype)
+    band = np.empty((nrows, hi - lo + 1), dtype=data.dtype)   # one fresh array: its pages
+    held = np.zeros(hi - lo + 1, dtype=bool)                   # are most of the cost
     for k, off in enumerate(offsets):           # rows r with 0 <= r + off < width
-        r0, r1 = max(0, -int(off)), min(nrows, width - int(off))
-        by_diagonal[off - lo, r0:r1] = data[k, r0 + off:r1 + off]
-    band = np.ascontiguousarray(by_diagonal.T)
+        r0, r1 = max(0, -int(off)), max(0, min(nrows, width - int(off)))
+        r0 = min(r0, r1)
+        column = band[:, off - lo]
+        column[:r0], column[r1:] = sr.zero, sr.zero
+        column[r0:r1] = data[k, r0 + off:r1 + off]
+        held[off - lo] = True
+    band[:, ~held] = sr.zero
     if uniform:
         shape = np.array([lo, hi - lo + 1, 1, nrows, ncols], dtype=np.int64)
         return ({}, {"ushape": shape}), band.reshape(-1)
     if not len(offsets):
         return ({}, {"bfirst": np.zeros(nrows, np.int64),
                      "bpos": np.zeros(nrows + 1, np.int64)}), data[:0].reshape(-1)
+    rows = np.arange(nrows, dtype=np.int64)
     cols = rows[:, None] + lo + np.arange(hi - lo + 1)[None, :]
     inside = (cols >= 0) & (cols < ncols)
     bpos = np.zeros(nrows + 1, dtype=np.int64)
@@ -152,14 +158,16 @@ def from_bsr(m, fmt, sr, name) -> tuple | None:
     been written in place since the last)."""
     if fmt == Format.named("bsr", 2):
         return _tiles(m, fmt, sr, name)
-    if fmt != Format.named("blocks", 2) or not m.has_canonical_format:
+    if fmt != Format.named("blocks", 2):
         return None
     where = f"tensor {name!r} (scipy bsr input)"
     R, C = m.blocksize
     nrows = m.shape[0]
-    indptr = np.asarray(m.indptr, dtype=np.int64)
-    indices = np.asarray(m.indices, dtype=np.int64)
-    data = sr.cast(np.asarray(m.data), what=f"{where} data")
+    got = _in_order(m, sr, where)
+    if got is None:
+        return None
+    indptr, indices, data = (got[0].astype(np.int64, copy=False),
+                             got[1].astype(np.int64, copy=False), got[2])
     rows = np.arange(nrows, dtype=np.int64)
     owner, offset, begin = spread(indptr[rows // R], indptr[rows // R + 1])
     block = begin + offset
@@ -175,29 +183,34 @@ def from_bsr(m, fmt, sr, name) -> tuple | None:
 def _tiles(m, fmt, sr, name) -> tuple | None:
     """The bsr array `m` as a tile level over its own arrays: indptr, indices and
     data bound without a copy where their dtypes are the kernel's and its block
-    columns increase within each block row, whatever its has_canonical_format
-    says (checked in one compiled pass where a compiler is available, as a csr
-    input's are); blocks out of order are put in order (the blocks moved whole,
-    not sorted entry by entry); None where a block row repeats a block column
-    (the caller combines the repeats through coo). `m` has been `checked`."""
-    where = f"tensor {name!r} (scipy bsr input)"
+    columns increase within each block row (`_in_order`); None where a block
+    row repeats a block column (the caller combines the repeats through coo)."""
+    got = _in_order(m, sr, f"tensor {name!r} (scipy bsr input)")
+    if got is None:
+        return None
+    indptr, indices, data = got
+    level = {"tptr": indptr, "tcol": indices,
+             "tshape": np.array(m.blocksize, dtype=np.int64)}
+    return ({}, level), np.ascontiguousarray(data).reshape(-1)
+
+
+def _in_order(m, sr, where) -> tuple | None:
+    """(indptr, indices, data) of the `checked` bsr array `m`, its blocks in
+    order within each block row, whatever its has_canonical_format says
+    (checked in one compiled pass where a compiler is available, as a csr
+    input's are): its own arrays where they are, else its blocks put in order
+    (moved whole, not sorted entry by entry); None where a block row repeats a
+    block column."""
     (R, C), (nrows, ncols) = m.blocksize, m.shape
     indptr, indices = np.asarray(m.indptr), np.asarray(m.indices)
     data = sr.cast(np.asarray(m.data), what=f"{where} data")
-    level = {"tptr": indptr, "tcol": indices, "tshape": np.array([R, C], dtype=np.int64)}
     fast = (check_compressed(indptr, indices, nrows // R, ncols // C)
             if indptr.dtype == indices.dtype else None)
-    if fast is None or fast[0] not in (0, 5):       # words the error, or finds the order
-        fmt.levels[1].check(level, nrows, ncols, f"{where} as tiles", order=False)
-        ordered = first_order_violation(indptr, indices, strict=True) < 0
-    else:
-        ordered = fast[0] == 0
-    if not ordered:
-        shape = (nrows // R, ncols // C)
-        ok, (indptr, indices, perm) = sorted_segments(shape, "csr", indptr, indices,
-                                                      np.arange(len(indices)))
-        if not ok:
-            return None
-        level.update(tptr=indptr, tcol=indices)
-        data = data[perm]
-    return ({}, level), np.ascontiguousarray(data).reshape(-1)
+    if fast is not None and fast[0] == 0:
+        return indptr, indices, data
+    if fast is None and first_order_violation(indptr, indices, strict=True) < 0:
+        return indptr, indices, data
+    shape = (nrows // R, ncols // C)
+    ok, (indptr, indices, perm) = sorted_segments(shape, "csr", indptr, indices,
+                                                  np.arange(len(indices)))
+    return (indptr, indices, data[perm]) if ok else None
