@@ -37,6 +37,7 @@ Parts (names for --only):
   warm     a new process: ep.compile + first call of a cached kernel, SpMV and BLAS
            matmul (target ≤ 10 ms). Both: bench/calls_startup.py.
   kernels  other kernels (SpMM, Aᵀx, A+B, ...) vs scipy, real matrices (bench/calls_kernels.py).
+  structured  ep.einsum's SpMV on scipy bsr and dia inputs (bench/calls_structured.py).
   graph    BFS, components, Bellman-Ford and PageRank, a scipy csr matrix passed each
            call and a reused ep.graph.Graph, against csgraph and python-graphblas;
            grids 300² to 1000² and two real graphs (bench/calls_graph.py; ≤ 1.0×).
@@ -66,12 +67,13 @@ import scipy.sparse as sp
 
 import etchpy as ep
 
-from bench import calls_graph, calls_grown, calls_kernels, calls_sparse, calls_startup
+from bench import (calls_graph, calls_grown, calls_kernels, calls_sparse, calls_startup,
+                   calls_structured)
 from bench.kernels import per_row_csr, rng_for, stencil_csr
 from bench.timing import alternate_clocks, fmt_time
 
 PARTS = ("einsum", "matvec", "spmv", "spmv32", "coo", "cg", "checks", "checks2", "outside",
-         "grown", "mergechecks", "import", "warm", "graph", "kernels")
+         "grown", "mergechecks", "import", "warm", "graph", "kernels", "structured")
 
 
 CLOCKS = ("cpu", "wall")     # alternate_clocks' pair, in its order
@@ -293,8 +295,7 @@ def part_spmv32(quick, seconds, say) -> list[dict]:
 def c_call(kern, inputs):
     """The kernel's C function with the arguments a call of `inputs` made, prebuilt
     (read from the kernel's internals: what a call costs beyond its C)."""
-    made = kern._make(inputs, None)
-    runner, lib, types, function, in_args, bound, out_shape, _, _ = made
+    runner, lib, types, function, in_args, bound, out_shape, _, _ = kern._make(inputs, None)
     args = list(in_args)
     runner._output_args(args, None, out_shape, bound, lib, types)
     return lambda: function(*args)
@@ -303,10 +304,8 @@ def c_call(kern, inputs):
 def _kinds(A):
     """(name, declared format, make an input of that kind from csr A); pydata sparse
     when it imports."""
-    kinds = [("numpy", "dense", lambda: A.toarray()),
-             ("scipy csr", "csr", lambda: A.copy()),
-             ("scipy csc", "csc", lambda: A.tocsc()),
-             ("scipy coo", "coo", lambda: A.tocoo()),
+    kinds = [("numpy", "dense", lambda: A.toarray()), ("scipy csr", "csr", lambda: A.copy()),
+             ("scipy csc", "csc", lambda: A.tocsc()), ("scipy coo", "coo", lambda: A.tocoo()),
              ("ep.Tensor csr", "csr", lambda: ep.Tensor.from_scipy(A, "csr"))]
     try:
         import sparse
@@ -394,7 +393,8 @@ def _parts(parts, args, seconds, runs, say, rows):
             rows += measure(runs, say)
         elif f"part_{part}" not in globals():
             module = {"graph": calls_graph, "grown": calls_grown, "kernels": calls_kernels,
-                      "mergechecks": calls_grown}.get(part, calls_sparse)
+                      "mergechecks": calls_grown, "structured": calls_structured}.get(
+                part, calls_sparse)
             rows += getattr(module, f"part_{part}")(args.quick, seconds, say, sys.modules[__name__])
         else:
             rows += globals()[f"part_{part}"](args.quick, seconds, say)
