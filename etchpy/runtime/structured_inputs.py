@@ -14,12 +14,16 @@ Each returns (level dicts, values) for runtime.convert to make its Parts of.
                                  = (dense, uniform_band) or banded = (dense,
                                  banded); None when `fmt` is another format
                                  (the caller goes through coo)
-    from_bsr(m, fmt, sr, name)   a bsr_array as rows of dense blocks, format
-                                 blocks = (dense, blocks); None when `fmt` is
-                                 another format or the array is not canonical
+    from_bsr(m, fmt, sr, name)   a bsr_array as a tile level over its own
+                                 arrays, format bsr = (dense, tiles), or as rows
+                                 of dense blocks, format blocks = (dense,
+                                 blocks); blocks out of order put in order; None
+                                 when `fmt` is another format or a block row
+                                 repeats a block column
 
-Neither binds scipy's arrays without a copy in general, because the layouts
-differ: dia stores each diagonal contiguously (data[k, j] = A[j - offsets[k],
+Format bsr binds scipy's bsr arrays as they are (formats.tiles reads its
+layout). Otherwise neither binds scipy's arrays without a copy in general,
+because the layouts differ: dia stores each diagonal contiguously (data[k, j] = A[j - offsets[k],
 j]) and a banded or uniform band level each row's band (a uniform band of
 column bands, mode order (1, 0), stores each column's band: the transpose of
 dia's array too, agreeing only when it holds one diagonal), so the values are
@@ -151,13 +155,15 @@ def from_dia(m, fmt, sr, name) -> tuple | None:
 
 
 def from_bsr(m, fmt, sr, name) -> tuple | None:
-    """Rows of dense blocks of the canonical bsr array `m`: format bsr = (dense,
-    tiles), scipy's arrays as they are (`_tiles`); format blocks, row i of block
-    row br holds one run of C columns per block of br (adjacent blocks stay
-    separate runs). `m` has been `checked` (on every call: its arrays may have
-    been written in place since the last)."""
+    """Rows of dense blocks of the bsr array `m`, its blocks put in order where
+    they are not (`_in_order`): format bsr = (dense, tiles), scipy's arrays as
+    they are (`_tiles`); format blocks, row i of block row br holds one run of C
+    columns per block of br (adjacent blocks stay separate runs). None for
+    another format, or where a block row repeats a block column. `m` has been
+    `checked` (on every call: its arrays may have been written in place since
+    the last)."""
     if fmt == Format.named("bsr", 2):
-        return _tiles(m, fmt, sr, name)
+        return _tiles(m, sr, name)
     if fmt != Format.named("blocks", 2):
         return None
     where = f"tensor {name!r} (scipy bsr input)"
@@ -180,7 +186,7 @@ def from_bsr(m, fmt, sr, name) -> tuple | None:
     return ({}, level), vals
 
 
-def _tiles(m, fmt, sr, name) -> tuple | None:
+def _tiles(m, sr, name) -> tuple | None:
     """The bsr array `m` as a tile level over its own arrays: indptr, indices and
     data bound without a copy where their dtypes are the kernel's and its block
     columns increase within each block row (`_in_order`); None where a block
