@@ -36,7 +36,7 @@ def bsr_inputs(draw):
     return m, m.toarray()
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(bsr_inputs(), st.integers(0, 2**16))
 def test_a_bsr_input_is_read_in_place_by_every_form(got, seed):
     """SpMV, its transpose, a product with a dense matrix, a sum and a product

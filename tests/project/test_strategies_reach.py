@@ -200,9 +200,10 @@ def test_random_formats_reach_every_kind_at_every_position_and_order():
     """The level formats the central strategy draws (etchpy.testing's
     random_formats, its "custom" formats) hold every level kind at every level it
     may take: the kinds that may sit anywhere (ANY_LEVEL: compressed, dense, the
-    band, block-list and ELLPACK kinds) at each of two and three levels, the
+    band, block-list, tile and ELLPACK kinds) at each of two and three levels, the
     last-only kinds (run lists, bytemap, hash) last, each in the identity mode
-    order and in a permuted one (3,000 derandomised draws, no compiling; the CI's
+    order and in a permuted one (1,500 derandomised draws of two levels, 3,000 of three:
+    six kinds may sit anywhere; no compiling; the CI's
     50 central examples sample them, tests/end_to_end/test_kinds_every_position.py
     pins each)."""
     from etchpy.formats import _LEVEL_NAMES
@@ -210,7 +211,7 @@ def test_random_formats_reach_every_kind_at_every_position_and_order():
     last = [n for n, kind in _LEVEL_NAMES.items() if getattr(kind, "last_only", None)]
     for order in (2, 3):
         seen = {(str(lv), k, f.mode_order == tuple(range(order)))
-                for f in record(random_formats(order), 3000, f"formats {order}")
+                for f in record(random_formats(order), 1500 * (order - 1), f"formats {order}")
                 for k, lv in enumerate(f.levels)}
         want = {(kind, k, ident) for kind in ANY_LEVEL for k in range(order)
                 for ident in (True, False)}
